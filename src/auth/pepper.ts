@@ -1,0 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import type { Store } from '../storage/store.js';
+
+const PEPPER_KEY = 'secret_pepper';
+
+/**
+ * The server-side key under which every secret is HMAC'd before it is stored. It lives in the data
+ * dir (so a backup restores working credentials) and never leaves the process otherwise.
+ */
+export async function loadPepper(store: Store): Promise<Buffer> {
+  const meta = store.db('meta');
+  const existing = meta.get(PEPPER_KEY) as Uint8Array | undefined;
+  if (existing) return Buffer.from(existing);
+  const pepper = randomBytes(32);
+  await store.commit(() => meta.put(PEPPER_KEY, pepper));
+  return pepper;
+}

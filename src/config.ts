@@ -1,0 +1,84 @@
+import * as v from 'valibot';
+import { resolve } from 'node:path';
+
+const intFromEnv = (min: number, max: number) =>
+  v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max));
+
+const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const EnvSchema = v.object({
+  PORT: v.optional(intFromEnv(0, 65535), '3000'),
+  HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
+  SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
+  SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
+  SVC_ADMIN_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+  SVC_BRAND: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/, 'lowercase letters and digits only')), 'svc'),
+  SVC_LOG_LEVEL: v.optional(v.picklist(levels), 'info'),
+  SVC_MAX_ACTORS: v.optional(intFromEnv(1, 10_000_000), '100000'),
+  SVC_ACTOR_IDLE_MS: v.optional(intFromEnv(1000, 86_400_000), '60000'),
+  SVC_JSON_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(1 << 20)),
+  SVC_MULTIPART_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(10 << 20)),
+  SVC_CORS_ORIGINS: v.optional(v.string(), ''),
+  SVC_ACCESS_TOKEN_TTL: v.optional(intFromEnv(60, 86_400 * 30), '3600'),
+});
+
+export type Env = Record<string, string | undefined>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string;
+  adminToken?: string;
+  brand: string;
+  logLevel: (typeof levels)[number];
+  maxActors: number;
+  actorIdleMs: number;
+  jsonLimit: number;
+  multipartLimit: number;
+  corsOrigins: string[];
+  accessTokenTtlSeconds: number;
+  /** Names derived from the brand token (ADDENDUM §0). */
+  names: {
+    appKeyHeader: string;
+    appSecretHeader: string;
+    userField: string;
+    reservedNamespace: string;
+    claimPrefix: string;
+  };
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Env): Config {
+  const input = Object.fromEntries(Object.keys(EnvSchema.entries).map((k) => [k, env[k] === '' ? undefined : env[k]]));
+  const parsed = v.safeParse(EnvSchema, input);
+  if (!parsed.success) {
+    const problems = parsed.issues.map((i) => `${v.getDotPath(i) ?? '?'}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const e = parsed.output;
+  const brand = e.SVC_BRAND;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: resolve(e.SVC_DATA_DIR),
+    publicUrl: (e.SVC_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    adminToken: e.SVC_ADMIN_TOKEN,
+    brand,
+    logLevel: e.SVC_LOG_LEVEL,
+    maxActors: e.SVC_MAX_ACTORS,
+    actorIdleMs: e.SVC_ACTOR_IDLE_MS,
+    jsonLimit: e.SVC_JSON_LIMIT,
+    multipartLimit: e.SVC_MULTIPART_LIMIT,
+    corsOrigins: e.SVC_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    accessTokenTtlSeconds: e.SVC_ACCESS_TOKEN_TTL,
+    names: Object.freeze({
+      appKeyHeader: `x-${brand}-app-key`,
+      appSecretHeader: `x-${brand}-app-secret`,
+      userField: `${brand}_user`,
+      reservedNamespace: `${brand}:`,
+      claimPrefix: `https://auth.${brand}.io/`,
+    }),
+  });
+}

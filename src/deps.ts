@@ -1,0 +1,19 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Clock } from './lib/clock.js';
+import type { Store } from './storage/store.js';
+import type { ActorRuntime } from './runtime/runtime.js';
+import type { ApplicationStore } from './features/applications/store.js';
+import type { Metrics } from './http/metrics.js';
+
+/** Everything a feature may use; passed in, never imported as a global. */
+export interface Deps {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  store: Store;
+  runtime: ActorRuntime;
+  apps: ApplicationStore;
+  pepper: Buffer;
+  metrics: Metrics;
+}

@@ -1,0 +1,11 @@
+import type { ApplicationStore, NewCredential, Application } from './store.js';
+
+/** First start on an empty data dir: the `default` app and one credential, shown this once. */
+export async function ensureDefaultApplication(
+  apps: ApplicationStore,
+): Promise<{ app: Application; credential: NewCredential } | undefined> {
+  if (!apps.isEmpty()) return undefined;
+  const app = await apps.create('default');
+  const credential = await apps.createCredential(app.id);
+  return { app, credential };
+}

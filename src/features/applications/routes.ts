@@ -1,0 +1,22 @@
+import { unauthorized } from '../../lib/errors.js';
+import { ok } from '../../http/reply.js';
+import type { Route } from '../../http/route.js';
+import type { Deps } from '../../deps.js';
+
+/** `GET /hub/app-config`: what a front end needs to know of its app, from the publishable key alone. */
+export function applicationRoutes(deps: Deps): Route[] {
+  const keyHeader = deps.config.names.appKeyHeader;
+  return [
+    {
+      method: 'GET',
+      path: '/hub/app-config',
+      handle(ctx) {
+        const key = ctx.headers[keyHeader];
+        const appId = key ? deps.apps.appOfKey(key) : undefined;
+        if (!appId) throw unauthorized(`A valid ${keyHeader} header is required`);
+        const app = deps.apps.require(appId);
+        return ok({ app: { id: app.id, name: app.name, schema: app.schema } });
+      },
+    },
+  ];
+}

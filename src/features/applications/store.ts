@@ -1,0 +1,154 @@
+import { forbidden, notFound } from '../../lib/errors.js';
+import { newId, randomBase32, randomToken } from '../../lib/ids.js';
+import { isoDate, type Clock } from '../../lib/clock.js';
+import { hmacSecret, maskSecret, secretMatches } from '../../lib/secrets.js';
+import type { Store } from '../../storage/store.js';
+import { emptySchema, type AppSchema } from './schemas.js';
+
+export interface Application {
+  id: string;
+  name: string;
+  schema: AppSchema;
+  created_at: string;
+  updated_at: string;
+}
+
+interface StoredCredential {
+  key: string;
+  app_id: string;
+  secret_hash: Uint8Array;
+  secret_masked: string;
+  created_at: string;
+}
+
+/** A credential as shown: the secret only masked. */
+export interface CredentialInfo {
+  key: string;
+  app_id: string;
+  secret: string;
+  created_at: string;
+}
+
+/** A credential just made: the one time its secret is shown. */
+export interface NewCredential extends CredentialInfo {
+  secret: string;
+}
+
+const showCredential = (c: StoredCredential): CredentialInfo => ({
+  key: c.key,
+  app_id: c.app_id,
+  secret: c.secret_masked,
+  created_at: c.created_at,
+});
+
+/** Applications and their key/secret pairs. Secrets are stored only as HMACs under the pepper. */
+export class ApplicationStore {
+  private readonly apps;
+  private readonly credentials;
+  private readonly appCredentials;
+  /** key → secret already verified against its HMAC; existence in LMDB is still checked every time. */
+  private readonly verified = new Map<string, { secret: string; appId: string }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly pepper: Buffer,
+    private readonly clock: Clock,
+  ) {
+    this.apps = store.db<Application>('apps');
+    this.credentials = store.db<StoredCredential>('credentials');
+    this.appCredentials = store.db<true>('app_credentials');
+  }
+
+  get(appId: string): Application | undefined {
+    return this.apps.get(appId);
+  }
+
+  require(appId: string): Application {
+    const app = this.get(appId);
+    if (!app) throw notFound('application', appId);
+    return app;
+  }
+
+  list(): Application[] {
+    return [...this.apps.getRange({}).map(({ value }) => value)];
+  }
+
+  isEmpty(): boolean {
+    return this.apps.getKeysCount({ limit: 1 }) === 0;
+  }
+
+  async create(name: string, schema: AppSchema = emptySchema()): Promise<Application> {
+    const at = isoDate(this.clock.now());
+    const app: Application = { id: newId('app'), name, schema, created_at: at, updated_at: at };
+    await this.store.commit(() => this.apps.put(app.id, app));
+    return app;
+  }
+
+  async update(appId: string, changes: { name?: string; schema?: AppSchema }): Promise<Application> {
+    const current = this.require(appId);
+    const next: Application = { ...current, ...changes, updated_at: isoDate(this.clock.now()) };
+    await this.store.commit(() => this.apps.put(appId, next));
+    return next;
+  }
+
+  async createCredential(appId: string): Promise<NewCredential> {
+    this.require(appId);
+    const secret = `sec_${randomToken(32)}`;
+    const stored: StoredCredential = {
+      key: `key_${randomBase32(24)}`,
+      app_id: appId,
+      secret_hash: hmacSecret(this.pepper, secret),
+      secret_masked: maskSecret(secret),
+      created_at: isoDate(this.clock.now()),
+    };
+    await this.store.commit(() => {
+      this.credentials.put(stored.key, stored);
+      this.appCredentials.put([appId, stored.key], true);
+    });
+    return { ...showCredential(stored), secret };
+  }
+
+  listCredentials(appId: string): CredentialInfo[] {
+    this.require(appId);
+    const keys = this.appCredentials.getKeys({ start: [appId, ''], end: [appId, '\uffff'] });
+    return [...keys].flatMap((k) => {
+      const c = this.credentials.get((k as string[])[1]);
+      return c ? [showCredential(c)] : [];
+    });
+  }
+
+  /** Deleting a credential revokes it for the very next request. */
+  async revokeCredential(appId: string, key: string): Promise<void> {
+    const c = this.credentials.get(key);
+    if (!c || c.app_id !== appId) throw notFound('credential', key);
+    await this.store.commit(() => {
+      this.credentials.remove(key);
+      this.appCredentials.remove([appId, key]);
+    });
+    this.verified.delete(key);
+  }
+
+  /** The app a key/secret pair belongs to, or undefined when the pair is not valid now. */
+  authenticate(key: string, secret: string): string | undefined {
+    // The existence check runs every time so a revocation from another process (the CLI) counts at once.
+    if (!this.credentials.doesExist(key)) {
+      this.verified.delete(key);
+      return undefined;
+    }
+    const cached = this.verified.get(key);
+    if (cached && cached.secret === secret) return cached.appId;
+    const stored = this.credentials.get(key);
+    if (!stored || !secretMatches(this.pepper, secret, stored.secret_hash)) return undefined;
+    this.verified.set(key, { secret, appId: stored.app_id });
+    return stored.app_id;
+  }
+
+  /** The app a publishable key belongs to (for endpoints that take the key alone). */
+  appOfKey(key: string): string | undefined {
+    return this.credentials.get(key)?.app_id;
+  }
+}
+
+export function assertSameApp(callerAppId: string, pathAppId: string): void {
+  if (callerAppId !== pathAppId) throw forbidden('These credentials belong to another application');
+}

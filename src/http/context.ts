@@ -1,0 +1,39 @@
+import type { HttpResponse } from './uws.js';
+
+export interface FilePart {
+  data: Buffer;
+  contentType: string;
+  filename?: string;
+}
+
+export type ParsedBody =
+  | { kind: 'none' }
+  | { kind: 'json'; value: unknown }
+  | { kind: 'multipart'; fields: Record<string, string>; files: Record<string, FilePart> };
+
+/** What authentication established about the caller. */
+export type Caller =
+  | { kind: 'app'; appId: string; key: string }
+  | { kind: 'user'; appId: string; userId: string; sessionId: string; tokenId: string; expiresAt: number }
+  | { kind: 'admin' };
+
+/**
+ * Everything a handler may know about a request, copied out of uWS before any await
+ * (the uWS request object is invalid once the handler returns).
+ */
+export interface RequestContext {
+  readonly id: string;
+  readonly method: string;
+  readonly path: string;
+  readonly route: string;
+  readonly params: Record<string, string>;
+  readonly rawQuery: string;
+  readonly headers: Record<string, string>;
+  readonly ip: string;
+  readonly startedAt: number;
+  body: ParsedBody;
+  caller?: Caller;
+  aborted: boolean;
+  readonly res: HttpResponse;
+  query(): URLSearchParams;
+}

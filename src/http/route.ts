@@ -1,0 +1,36 @@
+import type { BodyKind } from './body.js';
+import type { RequestContext } from './context.js';
+import type { Reply } from './reply.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A named step before the handler: authentication, rate limiting. It throws to refuse. */
+export type Step = (ctx: RequestContext) => void | Promise<void>;
+
+export interface Route {
+  method: Method;
+  /** uWS pattern: `/applications/:app/users/:user/data`. */
+  path: string;
+  before?: Step[];
+  /** Body media types the route accepts; POST, PUT and PATCH default to JSON. */
+  body?: readonly BodyKind[];
+  /** Answers a bigger body cap than the JSON default (file uploads). */
+  handle(ctx: RequestContext): Reply | Promise<Reply>;
+}
+
+export const METHODS_WITH_BODY: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+
+export function paramNames(path: string): string[] {
+  return path
+    .split('/')
+    .filter((segment) => segment.startsWith(':'))
+    .map((segment) => segment.slice(1));
+}
+
+export function patternRegExp(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}

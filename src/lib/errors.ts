@@ -1,0 +1,91 @@
+import { STATUS_CODES } from 'node:http';
+
+export type FieldErrors = Record<string, string[]>;
+
+/** A failure the caller may see: its status, stable `E_…` code and message form the ADDENDUM §7 body. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly messages: string[];
+  readonly fieldErrors?: FieldErrors;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options: { fieldErrors?: FieldErrors; messages?: string[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.fieldErrors = options.fieldErrors;
+    this.messages = options.messages ?? (options.fieldErrors ? flattenFieldErrors(options.fieldErrors) : [message]);
+    this.headers = options.headers;
+  }
+}
+
+function flattenFieldErrors(fieldErrors: FieldErrors): string[] {
+  const messages = Object.entries(fieldErrors).flatMap(([field, list]) => list.map((m) => `${field}: ${m}`));
+  return messages.length > 0 ? messages : ['invalid input'];
+}
+
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  code: string;
+  message: string;
+  messages: string[];
+  field_errors?: FieldErrors;
+}
+
+export function errorBody(error: ApiError): ErrorBody {
+  const body: ErrorBody = {
+    statusCode: error.status,
+    error: STATUS_CODES[error.status] ?? 'Error',
+    code: error.code,
+    message: error.message,
+    messages: error.messages,
+  };
+  if (error.fieldErrors) body.field_errors = error.fieldErrors;
+  return body;
+}
+
+export const validationError = (fieldErrors: FieldErrors, code = 'E_VALIDATION', message = 'Invalid request') =>
+  new ApiError(400, code, message, { fieldErrors });
+
+export const badJson = (detail: string) => new ApiError(400, 'E_BAD_JSON', `Body is not valid JSON: ${detail}`);
+
+export const unauthorized = (message = 'Missing or invalid credentials', code = 'E_UNAUTHORIZED') =>
+  new ApiError(401, code, message);
+
+export const forbidden = (message = 'Not allowed') => new ApiError(403, 'E_FORBIDDEN', message);
+
+/** `notFound('user')` answers 404 `E_USER_NOT_FOUND`. */
+export const notFound = (resource: string, id?: string) =>
+  new ApiError(
+    404,
+    `E_${resource.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_NOT_FOUND`,
+    id === undefined ? `${resource} not found` : `${resource} ${JSON.stringify(id)} not found`,
+  );
+
+export const conflict = (code: string, message: string) => new ApiError(409, code, message);
+
+export const invalidTransition = (state: string, event: string) =>
+  new ApiError(409, 'E_INVALID_STATE_TRANSITION', `Event ${event} is not allowed in state ${state}`);
+
+export const payloadTooLarge = (limit: number) =>
+  new ApiError(413, 'E_PAYLOAD_TOO_LARGE', `Body exceeds the limit of ${limit} bytes`);
+
+export const unsupportedMediaType = (contentType: string) =>
+  new ApiError(415, 'E_UNSUPPORTED_MEDIA_TYPE', `Content type ${JSON.stringify(contentType)} is not supported`);
+
+export const rateLimited = (retryAfterSeconds: number) =>
+  new ApiError(429, 'E_RATE_LIMITED', 'Too many requests', {
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  });
+
+export const unavailable = (message = 'Service temporarily unavailable') => new ApiError(503, 'E_UNAVAILABLE', message);
+
+export const internalError = () => new ApiError(500, 'E_INTERNAL', 'Internal server error');

@@ -1,0 +1,24 @@
+import { monotonicFactory } from 'ulid';
+import { randomBytes } from 'node:crypto';
+
+const nextUlid = monotonicFactory();
+
+export type IdPrefix = 'app' | 'user' | 'group' | 'member' | 'invite' | 'oidc_client' | 'oidcc' | 'sess' | 'req';
+
+/** Prefixed monotonic ULID: byte order is creation order, so `after` cursors are plain range starts. */
+export const newId = (prefix: IdPrefix, at?: number) => `${prefix}_${nextUlid(at)}`;
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+export function randomBase32(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE32[bytes[i] & 31];
+  return out;
+}
+
+/** base64url text of `bytes` random bytes (256 bits → 43 characters). */
+export const randomToken = (bytes = 32) => randomBytes(bytes).toString('base64url');
+
+/** IDs an application may give its own users (ADDENDUM §1). */
+export const EXTERNAL_ID = /^[A-Za-z0-9_.:@|+-]{1,128}$/;

@@ -1,0 +1,43 @@
+import { loadConfig, ConfigError } from './config.js';
+import { openServices, closeServices } from './services.js';
+import { createApp } from './app.js';
+import { ensureDefaultApplication } from './features/applications/bootstrap.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const deps = await openServices(config);
+  const created = await ensureDefaultApplication(deps.apps);
+  if (created) {
+    // Printed once, to the terminal only: the secret is never logged or stored in clear.
+    process.stdout.write(
+      [
+        'Created the default application. Keep its secret now: it is not shown again.',
+        `  app id:     ${created.app.id}`,
+        `  app key:    ${created.credential.key}`,
+        `  app secret: ${created.credential.secret}`,
+        '',
+      ].join('\n'),
+    );
+  }
+  const server = createApp(deps);
+  const port = await server.listen(config.host, config.port);
+  deps.logger.info({ host: config.host, port, dataDir: config.dataDir }, 'listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    deps.logger.info({ signal }, 'shutting down');
+    await server.drain();
+    server.close();
+    await closeServices(deps);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof ConfigError ? error.message : (error?.stack ?? String(error))}\n`);
+  process.exit(1);
+});

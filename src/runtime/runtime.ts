@@ -1,0 +1,267 @@
+import { createActor, type AnyActorRef } from 'xstate';
+import type { Logger } from 'pino';
+import { invalidTransition, notFound, unavailable } from '../lib/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Database, Key, Store } from '../storage/store.js';
+import { KeyLocks } from './locks.js';
+import type { MachineRegistry } from './machines.js';
+
+/** What a snapshot says, as read models and services use it. */
+export interface ActorView<C> {
+  state: string;
+  context: C;
+}
+
+interface StoredSnapshot {
+  v: number;
+  snapshot: any;
+}
+
+interface Resident {
+  kind: string;
+  key: Key[];
+  actor: AnyActorRef;
+  lastUsed: number;
+}
+
+export interface Event {
+  type: string;
+}
+
+/**
+ * One unit of work: reads, events to actors and index writes, committed together in one LMDB
+ * transaction before the caller hears of it. The body is synchronous so nothing interleaves with it.
+ */
+export interface Turn {
+  readonly now: number;
+  get<C>(kind: string, key: Key[]): ActorView<C> | undefined;
+  /** Starts a new actor from its machine's initial state with `input`. */
+  create<C>(kind: string, key: Key[], input: unknown): ActorView<C>;
+  /** Delivers `event`; 409 `E_INVALID_STATE_TRANSITION` when the machine refuses it. */
+  send<C>(kind: string, key: Key[], event: Event): ActorView<C>;
+  remove(kind: string, key: Key[]): void;
+  put(db: Database<any, Key>, key: Key, value: unknown): void;
+  del(db: Database<any, Key>, key: Key): void;
+  /** Adds `delta` to a counter in the same transaction. */
+  count(key: Key, delta: number): void;
+  /** Runs inside the write transaction after the staged writes: for read models derived from them. */
+  derive(write: () => void): void;
+  /** Runs after a successful commit: effects such as sending mail. */
+  afterCommit(effect: () => void): void;
+}
+
+export interface RuntimeOptions {
+  store: Store;
+  machines: MachineRegistry;
+  clock: Clock;
+  logger: Logger;
+  maxActors: number;
+  idleMs: number;
+}
+
+export const actorLockKey = (kind: string, key: Key[]) => `${kind}:${key.join('\u0000')}`;
+
+export class ActorRuntime {
+  private readonly residents = new Map<string, Resident>();
+  private readonly locks = new KeyLocks();
+  private readonly counters: Database<number, Key>;
+  private sweepTimer?: NodeJS.Timeout;
+
+  constructor(private readonly options: RuntimeOptions) {
+    this.counters = options.store.db<number>('counters');
+    this.sweepTimer = setInterval(() => this.passivateIdle(), Math.max(1000, options.idleMs / 2));
+    this.sweepTimer.unref();
+  }
+
+  /** The stored table of a kind: `[…key] → {v, snapshot}`. */
+  table(kind: string): Database<StoredSnapshot, Key> {
+    return this.options.store.db<StoredSnapshot>(`actor:${kind}`);
+  }
+
+  /** Committed view of an actor, read straight from LMDB without activating it. */
+  read<C>(kind: string, key: Key[]): ActorView<C> | undefined {
+    const stored = this.table(kind).get(key);
+    return stored ? viewOf<C>(this.upgrade(kind, stored)) : undefined;
+  }
+
+  counter(key: Key): number {
+    return this.counters.get(key) ?? 0;
+  }
+
+  get residentCount(): number {
+    return this.residents.size;
+  }
+
+  /**
+   * Runs `body` holding the locks of `lockKeys` (use `actorLockKey` for actors, any string for
+   * uniqueness rules), commits everything it staged in one transaction, then answers its result.
+   * If anything fails, the actors it touched are dropped from memory and reload from disk.
+   */
+  async run<T>(lockKeys: readonly string[], body: (turn: Turn) => T): Promise<T> {
+    const release = await this.locks.acquire(lockKeys);
+    const touched = new Set<string>();
+    try {
+      const writes: Array<() => void> = [];
+      const derived: Array<() => void> = [];
+      const effects: Array<() => void> = [];
+      const turn = this.turn(new Set(lockKeys), touched, writes, derived, effects);
+      const result = body(turn);
+      if (result instanceof Promise) throw new TypeError('A turn body must be synchronous');
+      if (writes.length + derived.length > 0) {
+        try {
+          await this.options.store.commit(() => {
+            for (const write of writes) write();
+            for (const write of derived) write();
+          });
+        } catch (error) {
+          this.options.logger.error({ err: error }, 'commit failed');
+          throw unavailable('The change could not be stored; try again');
+        }
+      }
+      for (const effect of effects) {
+        try {
+          effect();
+        } catch (error) {
+          this.options.logger.error({ err: error }, 'effect after commit failed');
+        }
+      }
+      touched.clear();
+      return result;
+    } finally {
+      for (const id of touched) this.evict(id);
+      release();
+      this.enforceCap();
+    }
+  }
+
+  private turn(
+    locked: Set<string>,
+    touched: Set<string>,
+    writes: Array<() => void>,
+    derived: Array<() => void>,
+    effects: Array<() => void>,
+  ): Turn {
+    const now = this.options.clock.now();
+    const requireLock = (kind: string, key: Key[]) => {
+      const id = actorLockKey(kind, key);
+      if (!locked.has(id)) throw new TypeError(`Turn touches ${id} without holding its lock`);
+      return id;
+    };
+    const persist = (kind: string, key: Key[], resident: Resident) => {
+      const version = this.options.machines[kind].version;
+      const snapshot = resident.actor.getPersistedSnapshot();
+      const table = this.table(kind);
+      writes.push(() => table.put(key, { v: version, snapshot }));
+    };
+    return {
+      now,
+      get: <C>(kind: string, key: Key[]) => {
+        const id = actorLockKey(kind, key);
+        // An actor this turn does not hold may be mid-commit elsewhere: read what is committed.
+        if (!locked.has(id)) return this.read<C>(kind, key);
+        const resident = this.residents.get(id) ?? this.activate(kind, key);
+        return resident ? viewOf<C>({ v: 0, snapshot: resident.actor.getSnapshot() }) : undefined;
+      },
+      create: <C>(kind: string, key: Key[], input: unknown) => {
+        const id = requireLock(kind, key);
+        if (this.residents.has(id) || this.table(kind).doesExist(key)) {
+          throw new TypeError(`Actor ${id} already exists`);
+        }
+        touched.add(id);
+        const actor = createActor(this.machineOf(kind), { input }).start();
+        const resident: Resident = { kind, key, actor, lastUsed: now };
+        this.residents.set(id, resident);
+        persist(kind, key, resident);
+        return viewOf<C>({ v: 0, snapshot: actor.getSnapshot() });
+      },
+      send: <C>(kind: string, key: Key[], event: Event) => {
+        const id = requireLock(kind, key);
+        const resident = this.residents.get(id) ?? this.activate(kind, key);
+        if (!resident) throw notFound(kind, String(key[key.length - 1]));
+        const before = resident.actor.getSnapshot();
+        if (!before.can(event)) throw invalidTransition(stateName(before.value), event.type);
+        touched.add(id);
+        resident.actor.send(event);
+        resident.lastUsed = now;
+        this.residents.delete(id);
+        this.residents.set(id, resident);
+        persist(kind, key, resident);
+        return viewOf<C>({ v: 0, snapshot: resident.actor.getSnapshot() });
+      },
+      remove: (kind: string, key: Key[]) => {
+        const id = requireLock(kind, key);
+        touched.add(id);
+        const table = this.table(kind);
+        writes.push(() => table.remove(key));
+      },
+      put: (db, key, value) => writes.push(() => db.put(key, value)),
+      del: (db, key) => writes.push(() => db.remove(key)),
+      count: (key, delta) =>
+        writes.push(() => {
+          const current = this.counters.get(key) ?? 0;
+          this.counters.put(key, current + delta);
+        }),
+      derive: (write) => derived.push(write),
+      afterCommit: (effect) => effects.push(effect),
+    };
+  }
+
+  private machineOf(kind: string) {
+    const def = this.options.machines[kind];
+    if (!def) throw new TypeError(`No machine registered for actor kind ${kind}`);
+    return def.machine;
+  }
+
+  private upgrade(kind: string, stored: StoredSnapshot): StoredSnapshot {
+    const def = this.options.machines[kind];
+    if (!def || stored.v === def.version) return stored;
+    if (!def.upgrade) throw new Error(`Snapshot of ${kind} is version ${stored.v}; no upgrade to ${def.version}`);
+    return { v: def.version, snapshot: def.upgrade(stored.snapshot, stored.v) };
+  }
+
+  private activate(kind: string, key: Key[]): Resident | undefined {
+    const stored = this.table(kind).get(key);
+    if (!stored) return undefined;
+    const { snapshot } = this.upgrade(kind, stored);
+    const actor = createActor(this.machineOf(kind), { snapshot }).start();
+    const resident: Resident = { kind, key, actor, lastUsed: this.options.clock.now() };
+    this.residents.set(actorLockKey(kind, key), resident);
+    return resident;
+  }
+
+  private evict(id: string): void {
+    const resident = this.residents.get(id);
+    if (!resident) return;
+    resident.actor.stop();
+    this.residents.delete(id);
+  }
+
+  /** Passivates the least recently used idle actors while over the cap (Map order is activation order). */
+  private enforceCap(): void {
+    if (this.residents.size <= this.options.maxActors) return;
+    for (const [id] of this.residents) {
+      if (this.residents.size <= this.options.maxActors) break;
+      if (!this.locks.isHeld(id)) this.evict(id);
+    }
+  }
+
+  passivateIdle(): void {
+    const cutoff = this.options.clock.now() - this.options.idleMs;
+    for (const [id, resident] of this.residents) {
+      if (resident.lastUsed <= cutoff && !this.locks.isHeld(id)) this.evict(id);
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.sweepTimer);
+    for (const id of [...this.residents.keys()]) this.evict(id);
+  }
+}
+
+function stateName(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function viewOf<C>(stored: StoredSnapshot): ActorView<C> {
+  return { state: stateName(stored.snapshot.value), context: stored.snapshot.context as C };
+}

@@ -1,0 +1,46 @@
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { openStore } from './storage/store.js';
+import { migrate } from './storage/migrations.js';
+import { ActorRuntime } from './runtime/runtime.js';
+import { loadPepper } from './auth/pepper.js';
+import { ApplicationStore } from './features/applications/store.js';
+import { createMetrics } from './http/metrics.js';
+import { machines } from '../machines/index.js';
+import type { Deps } from './deps.js';
+
+export interface ServiceOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** Opens the data dir and builds every shared service: what main, the CLI and tests start from. */
+export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Deps> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const store = openStore(config.dataDir);
+  await migrate(store, logger);
+  const pepper = await loadPepper(store);
+  const runtime = new ActorRuntime({
+    store,
+    machines,
+    clock,
+    logger,
+    maxActors: config.maxActors,
+    idleMs: config.actorIdleMs,
+  });
+  const apps = new ApplicationStore(store, pepper, clock);
+  const metrics = createMetrics();
+  metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
+  metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
+    const stat = store.root.getStats() as { pageSize: number; lastPageNumber: number };
+    return stat.pageSize * (stat.lastPageNumber + 1);
+  });
+  return { config, clock, logger, store, runtime, apps, pepper, metrics };
+}
+
+export async function closeServices(deps: Deps): Promise<void> {
+  deps.runtime.stop();
+  await deps.store.close();
+}

@@ -1,0 +1,35 @@
+import type { Logger } from 'pino';
+import type { Store } from './store.js';
+
+/** The stored data's format; bump it and add a step below when the layout changes. */
+export const FORMAT_VERSION = 1;
+
+/** `steps[n]` moves a data dir from format n to n + 1, inside one write transaction. */
+export type MigrationStep = (store: Store) => void;
+const steps: Record<number, MigrationStep> = {};
+
+const VERSION_KEY = 'format_version';
+
+export async function migrate(store: Store, logger: Logger, migrations: Record<number, MigrationStep> = steps): Promise<number> {
+  const meta = store.db('meta');
+  let version: number | undefined = meta.get(VERSION_KEY);
+  if (version === undefined) {
+    await store.commit(() => meta.put(VERSION_KEY, FORMAT_VERSION));
+    return FORMAT_VERSION;
+  }
+  if (version > FORMAT_VERSION) {
+    throw new Error(`Data dir ${store.path} has format ${version}, newer than this build understands (${FORMAT_VERSION})`);
+  }
+  while (version < FORMAT_VERSION) {
+    const step = migrations[version];
+    if (!step) throw new Error(`No migration from data format ${version}`);
+    const from: number = version;
+    await store.commit(() => {
+      step(store);
+      meta.put(VERSION_KEY, from + 1);
+    });
+    logger.info({ from, to: from + 1 }, 'migrated data format');
+    version = from + 1;
+  }
+  return version;
+}

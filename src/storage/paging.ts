@@ -1,0 +1,49 @@
+import { HIGH_KEY, type Database, type Key } from './store.js';
+
+export type SortOrder = 'asc' | 'desc';
+
+export interface PageRequest {
+  /** Key elements shared by every entry of the list: `[appId]`. */
+  prefix: Key[];
+  pageSize: number;
+  /** Exclusive cursor: the last ID of the previous page. */
+  after?: string;
+  sort?: SortOrder;
+}
+
+export interface PageEntry<V> {
+  id: string;
+  value: V;
+}
+
+/**
+ * One page of a prefix range whose last key element is a ULID-style ID: O(page) at any depth,
+ * no gaps or duplicates between pages because the cursor is a key, not an offset.
+ */
+export function readPage<V>(db: Database<V, Key>, request: PageRequest): PageEntry<V>[] {
+  const { prefix, pageSize, after } = request;
+  const descending = request.sort === 'desc';
+  const low: Key = [...prefix, ''];
+  const high: Key = [...prefix, HIGH_KEY];
+  const cursor: Key | undefined = after === undefined ? undefined : [...prefix, after];
+  const range = descending
+    ? db.getRange({ start: cursor ?? high, end: low, reverse: true, limit: pageSize + 1 })
+    : db.getRange({ start: cursor ?? low, end: high, limit: pageSize + 1 });
+  const page: PageEntry<V>[] = [];
+  for (const { key, value } of range) {
+    const id = (key as Key[])[prefix.length] as string;
+    if (id === after) continue;
+    page.push({ id, value });
+    if (page.length === pageSize) break;
+  }
+  return page;
+}
+
+/** Same ranges as `readPage`, yielding only IDs: for filtered scans that read records elsewhere. */
+export function* rangeIds(db: Database<unknown, Key>, prefix: Key[], sort: SortOrder = 'asc'): Generator<string> {
+  const low: Key = [...prefix, ''];
+  const high: Key = [...prefix, HIGH_KEY];
+  const range =
+    sort === 'desc' ? db.getKeys({ start: high, end: low, reverse: true }) : db.getKeys({ start: low, end: high });
+  for (const key of range) yield (key as Key[])[prefix.length] as string;
+}

@@ -1,0 +1,164 @@
+import t from 'tap';
+import pino from 'pino';
+import { createHttpServer } from '../../src/http/server.js';
+import { ok } from '../../src/http/reply.js';
+import type { Route } from '../../src/http/route.js';
+import { ApiError } from '../../src/lib/errors.js';
+
+const routes: Route[] = [
+  { method: 'POST', path: '/echo', handle: (ctx) => ok({ body: ctx.body }) },
+  { method: 'PUT', path: '/upload', body: ['json', 'multipart'], handle: (ctx) => ok({ body: ctx.body }) },
+  { method: 'GET', path: '/items/:id', handle: (ctx) => ok({ id: ctx.params.id, q: ctx.query().get('q') }) },
+  {
+    method: 'GET',
+    path: '/boom',
+    handle: () => {
+      throw new Error('secret internals');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/slow',
+    handle: async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      return ok({ slow: true });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/teapot',
+    handle: () => {
+      throw new ApiError(409, 'E_TEST', 'conflicting');
+    },
+  },
+];
+
+const server = createHttpServer({
+  routes,
+  limits: { json: 1024, multipart: 4096 },
+  logger: pino({ level: 'silent' }),
+  corsOrigins: ['https://app.example'],
+  corsHeaders: ['x-svc-app-key'],
+});
+const port = await server.listen('127.0.0.1', 0);
+const url = `http://127.0.0.1:${port}`;
+t.teardown(async () => {
+  await server.drain();
+  server.close();
+});
+
+const expectErrorBody = (t: { equal: Function; type: Function; ok: Function }, body: any, status: number, code: string) => {
+  t.equal(body.statusCode, status);
+  t.equal(body.code, code);
+  t.type(body.error, 'string');
+  t.type(body.message, 'string');
+  t.ok(Array.isArray(body.messages) && body.messages.length >= 1, 'messages holds at least the message');
+};
+
+t.test('JSON body is parsed and path params and query are copied', async (t) => {
+  const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+  t.equal(res.status, 200);
+  t.same(await res.json(), { body: { kind: 'json', value: { a: 1 } } });
+  t.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  t.match(res.headers.get('x-request-id'), /\S+/);
+  const item = await fetch(`${url}/items/a%20b?q=x`);
+  t.same(await item.json(), { id: 'a b', q: 'x' });
+});
+
+t.test('bad JSON answers 400 E_BAD_JSON', async (t) => {
+  const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+  t.equal(res.status, 400);
+  expectErrorBody(t, await res.json(), 400, 'E_BAD_JSON');
+});
+
+t.test('an unsupported content type answers 415', async (t) => {
+  const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' });
+  t.equal(res.status, 415);
+  expectErrorBody(t, await res.json(), 415, 'E_UNSUPPORTED_MEDIA_TYPE');
+});
+
+t.test('multipart is refused where the route takes JSON only, parsed where it takes both', async (t) => {
+  const form = new FormData();
+  form.append('value', 'hello');
+  form.append('file', new Blob([Buffer.from([1, 2, 3])], { type: 'image/png' }), 'a.png');
+  const refused = await fetch(`${url}/echo`, { method: 'POST', body: form });
+  t.equal(refused.status, 415);
+  const accepted = await fetch(`${url}/upload`, { method: 'PUT', body: form });
+  t.equal(accepted.status, 200);
+  const { body } = (await accepted.json()) as any;
+  t.equal(body.kind, 'multipart');
+  t.same(body.fields, { value: 'hello' });
+  t.equal(body.files.file.contentType, 'image/png');
+  t.equal(body.files.file.filename, 'a.png');
+});
+
+t.test('an oversize body answers 413 and the server stays healthy', async (t) => {
+  const declared = await fetch(`${url}/echo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ pad: 'x'.repeat(5000) }),
+  });
+  t.equal(declared.status, 413);
+  expectErrorBody(t, await declared.json(), 413, 'E_PAYLOAD_TOO_LARGE');
+  // A chunked body declares no length: it is refused while streaming.
+  const stream = new ReadableStream({
+    start(controller) {
+      for (let i = 0; i < 10; i++) controller.enqueue(new TextEncoder().encode('x'.repeat(500)));
+      controller.close();
+    },
+  });
+  const chunked = await fetch(`${url}/echo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: stream,
+    duplex: 'half',
+  } as RequestInit);
+  t.equal(chunked.status, 413);
+  const after = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  t.equal(after.status, 200);
+});
+
+t.test('unknown route answers 404, wrong method 405 with Allow', async (t) => {
+  const missing = await fetch(`${url}/nowhere`);
+  t.equal(missing.status, 404);
+  expectErrorBody(t, await missing.json(), 404, 'E_NOT_FOUND');
+  const wrong = await fetch(`${url}/items/1`, { method: 'DELETE' });
+  t.equal(wrong.status, 405);
+  t.equal(wrong.headers.get('allow'), 'GET');
+  expectErrorBody(t, await wrong.json(), 405, 'E_METHOD_NOT_ALLOWED');
+});
+
+t.test('an unexpected error answers a bland 500 without internals', async (t) => {
+  const res = await fetch(`${url}/boom`);
+  t.equal(res.status, 500);
+  const text = await res.text();
+  t.notMatch(text, /secret internals/);
+  expectErrorBody(t, JSON.parse(text), 500, 'E_INTERNAL');
+});
+
+t.test('coded errors keep their status and code; async handlers answer', async (t) => {
+  const res = await fetch(`${url}/teapot`);
+  t.equal(res.status, 409);
+  expectErrorBody(t, await res.json(), 409, 'E_TEST');
+  const slow = await fetch(`${url}/slow`);
+  t.same(await slow.json(), { slow: true });
+});
+
+t.test('CORS: allowed origins are echoed and preflight is answered', async (t) => {
+  const res = await fetch(`${url}/items/1`, { headers: { origin: 'https://app.example' } });
+  t.equal(res.headers.get('access-control-allow-origin'), 'https://app.example');
+  const other = await fetch(`${url}/items/1`, { headers: { origin: 'https://evil.example' } });
+  t.equal(other.headers.get('access-control-allow-origin'), null);
+  const preflight = await fetch(`${url}/items/1`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT' },
+  });
+  t.equal(preflight.status, 204);
+  t.match(preflight.headers.get('access-control-allow-headers'), /x-svc-app-key/);
+});
+
+t.test('malformed percent-encoding in a path parameter answers 400', async (t) => {
+  const res = await fetch(`${url}/items/%E0%A4%A`);
+  t.equal(res.status, 400);
+  expectErrorBody(t, await res.json(), 400, 'E_VALIDATION');
+});
