@@ -5,6 +5,8 @@ import type { Store } from './storage/store.js';
 import type { ActorRuntime } from './runtime/runtime.js';
 import type { ApplicationStore } from './features/applications/store.js';
 import type { Metrics } from './http/metrics.js';
+import type { UserDirectory } from './features/users/directory.js';
+import type { ProfileViews } from './features/users/profile-views.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -16,4 +18,6 @@ export interface Deps {
   apps: ApplicationStore;
   pepper: Buffer;
   metrics: Metrics;
+  users: UserDirectory;
+  profiles: ProfileViews;
 }

@@ -8,6 +8,8 @@ import { loadPepper } from './auth/pepper.js';
 import { ApplicationStore } from './features/applications/store.js';
 import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
+import { ProfileViews } from './features/users/profile-views.js';
+import { UserDirectory } from './features/users/directory.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -31,13 +33,15 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     idleMs: config.actorIdleMs,
   });
   const apps = new ApplicationStore(store, pepper, clock);
+  const profiles = new ProfileViews(store, runtime, apps, config);
+  const users = new UserDirectory(store, runtime, profiles);
   const metrics = createMetrics();
   metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
   metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
     const stat = store.root.getStats() as { pageSize: number; lastPageNumber: number };
     return stat.pageSize * (stat.lastPageNumber + 1);
   });
-  return { config, clock, logger, store, runtime, apps, pepper, metrics };
+  return { config, clock, logger, store, runtime, apps, pepper, metrics, users, profiles };
 }
 
 export async function closeServices(deps: Deps): Promise<void> {
