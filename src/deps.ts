@@ -7,6 +7,9 @@ import type { ApplicationStore } from './features/applications/store.js';
 import type { Metrics } from './http/metrics.js';
 import type { UserDirectory } from './features/users/directory.js';
 import type { ProfileViews } from './features/users/profile-views.js';
+import type { SigningKeys } from './auth/signing-keys.js';
+import type { AccessTokens } from './auth/access-tokens.js';
+import type { Step } from './http/route.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -20,4 +23,10 @@ export interface Deps {
   metrics: Metrics;
   users: UserDirectory;
   profiles: ProfileViews;
+  signingKeys: SigningKeys;
+  accessTokens: AccessTokens;
+  /** The `/me` authentication step. */
+  requireUser: Step;
+  /** The platform authentication step (app key and secret). */
+  requireApp: Step;
 }

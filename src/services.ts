@@ -10,6 +10,10 @@ import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
 import { ProfileViews } from './features/users/profile-views.js';
 import { UserDirectory } from './features/users/directory.js';
+import { SigningKeys } from './auth/signing-keys.js';
+import { AccessTokens } from './auth/access-tokens.js';
+import { requireUser } from './auth/bearer-auth.js';
+import { requireAppCredentials } from './auth/platform-auth.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -35,13 +39,30 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const apps = new ApplicationStore(store, pepper, clock);
   const profiles = new ProfileViews(store, runtime, apps, config);
   const users = new UserDirectory(store, runtime, profiles);
+  const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000);
+  const accessTokens = new AccessTokens(config, signingKeys, clock);
   const metrics = createMetrics();
   metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
   metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
     const stat = store.root.getStats() as { pageSize: number; lastPageNumber: number };
     return stat.pageSize * (stat.lastPageNumber + 1);
   });
-  return { config, clock, logger, store, runtime, apps, pepper, metrics, users, profiles };
+  return {
+    config,
+    clock,
+    logger,
+    store,
+    runtime,
+    apps,
+    pepper,
+    metrics,
+    users,
+    profiles,
+    signingKeys,
+    accessTokens,
+    requireUser: requireUser(accessTokens, users, clock),
+    requireApp: requireAppCredentials(config, apps),
+  };
 }
 
 export async function closeServices(deps: Deps): Promise<void> {
