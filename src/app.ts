@@ -3,10 +3,12 @@ import type { Route } from './http/route.js';
 import { createHttpServer, type HttpServer } from './http/server.js';
 import { systemRoutes } from './features/system/routes.js';
 import { applicationRoutes } from './features/applications/routes.js';
+import { sessionRoutes } from './features/sessions/routes.js';
+import { magicLinkRoutes } from './features/magic-links/routes.js';
 
 /** Every route of the service, feature by feature. */
 export function buildRoutes(deps: Deps): Route[] {
-  return [...systemRoutes(deps), ...applicationRoutes(deps)];
+  return [...systemRoutes(deps), ...applicationRoutes(deps), ...sessionRoutes(deps), ...magicLinkRoutes(deps)];
 }
 
 /** Builds the HTTP server without listening, so tests and main share it. */

@@ -14,6 +14,9 @@ import { SigningKeys } from './auth/signing-keys.js';
 import { AccessTokens } from './auth/access-tokens.js';
 import { requireUser } from './auth/bearer-auth.js';
 import { requireAppCredentials } from './auth/platform-auth.js';
+import { SessionStore } from './features/sessions/session-store.js';
+import { MagicLinks } from './features/magic-links/link-store.js';
+import { LinkPurposes } from './features/magic-links/purposes.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -41,6 +44,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const users = new UserDirectory(store, runtime, profiles);
   const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000);
   const accessTokens = new AccessTokens(config, signingKeys, clock);
+  const sessions = new SessionStore(store, pepper);
+  const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
   const metrics = createMetrics();
   metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
   metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
@@ -60,6 +65,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     profiles,
     signingKeys,
     accessTokens,
+    sessions,
+    magicLinks,
     requireUser: requireUser(accessTokens, users, clock),
     requireApp: requireAppCredentials(config, apps),
   };

@@ -33,7 +33,9 @@ export function requireUser(tokens: AccessTokens, users: UserDirectory, clock: C
     if (!user) throw unauthorized('The user of this token no longer exists');
     if (user.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
     const { revokedBefore, revokedSessions } = user.context;
-    if (sessionStart(claims.sid) < revokedBefore || revokedSessions.some((s) => s.sid === claims.sid)) {
+    // `<=`: a session of the very millisecond of a sign-out-everywhere is signed out too; sessions
+    // started after it are stamped past the watermark (SessionStore.start).
+    if (sessionStart(claims.sid) <= revokedBefore || revokedSessions.some((s) => s.sid === claims.sid)) {
       throw unauthorized('The access token has been revoked', 'E_TOKEN_REVOKED');
     }
     ctx.caller = {
