@@ -1,0 +1,115 @@
+import t from 'tap';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { linkPath, signInByLink } from '../../helpers/sign-in.js';
+import { manualClock } from '../../../src/lib/clock.js';
+
+const probe = (server: TestServer, token: string) => server.request('POST', '/me/auth/magic', { token });
+const refresh = (server: TestServer, refresh_token: string) =>
+  server.request('POST', '/hub/auth/token', { body: { refresh_token } });
+const platformSignOut = (server: TestServer, userId: string, body?: unknown) =>
+  server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body });
+const pendingLink = async (server: TestServer, email: string) =>
+  (
+    await server.request('POST', '/hub/auth/magic', {
+      app: server.app,
+      body: { verification_type: 'email', data: { email } },
+    })
+  ).body.link as string;
+
+t.test('platform sign_out_all: true kills everything on the very next request', async (t) => {
+  // The manual clock does not move: the sign-out shares its millisecond with the sign-ins.
+  const server = await startServer(t, { clock: manualClock() });
+  const a = await signInByLink(server, 'ada@example.com');
+  const b = await signInByLink(server, 'ada@example.com');
+  const bob = await signInByLink(server, 'bob@example.com');
+  const link = await pendingLink(server, 'ada@example.com');
+
+  const res = await platformSignOut(server, a.app_user_id, { sign_out_all: true });
+  t.equal(res.status, 204);
+  t.equal(res.text, '');
+
+  for (const session of [a, b]) {
+    const access = await probe(server, session.access_token);
+    t.equal(access.status, 401);
+    t.equal(access.body.code, 'E_TOKEN_REVOKED');
+    const refreshed = await refresh(server, session.refresh_token);
+    t.equal(refreshed.status, 400);
+    t.equal(refreshed.body.code, 'E_INVALID_REFRESH_TOKEN');
+  }
+  t.equal((await server.request('GET', linkPath(link))).status, 410, 'the pending link is dead');
+  t.equal((await probe(server, bob.access_token)).status, 200, 'other users are untouched');
+
+  const again = await signInByLink(server, 'ada@example.com');
+  t.equal((await probe(server, again.access_token)).status, 200, 'a sign-in right after starts afresh');
+  t.equal((await refresh(server, again.refresh_token)).status, 200);
+});
+
+t.test('platform sign_out_all false (or absent): refresh tokens and links die, access tokens run out', async (t) => {
+  const server = await startServer(t);
+  for (const body of [{ sign_out_all: false }, undefined]) {
+    const a = await signInByLink(server, 'ada@example.com');
+    const link = await pendingLink(server, 'ada@example.com');
+    const res = await platformSignOut(server, a.app_user_id, body);
+    t.equal(res.status, 204);
+    t.equal((await probe(server, a.access_token)).status, 200, 'the access token still works');
+    t.equal((await refresh(server, a.refresh_token)).status, 400, 'the refresh token is dead');
+    t.equal((await server.request('GET', linkPath(link))).body.code, 'E_LINK_EXPIRED', 'the pending link is dead');
+  }
+});
+
+t.test('platform sign-out: unknown user, bad body, wrong app', async (t) => {
+  const server = await startServer(t);
+  const missing = await platformSignOut(server, 'nobody', { sign_out_all: true });
+  t.equal(missing.status, 404);
+  t.equal(missing.body.code, 'E_USER_NOT_FOUND');
+  const a = await signInByLink(server, 'ada@example.com');
+  const bad = await platformSignOut(server, a.app_user_id, { sign_out_all: 'yes' });
+  t.equal(bad.status, 400);
+  t.ok(bad.body.field_errors.sign_out_all);
+  const other = await server.request('POST', `/applications/app_other/users/${a.app_user_id}/signout`, {
+    app: server.app,
+    body: {},
+  });
+  t.equal(other.status, 403);
+  const noAuth = await server.request('POST', `/applications/${server.app.id}/users/${a.app_user_id}/signout`, { body: {} });
+  t.equal(noAuth.status, 401);
+  t.equal((await probe(server, a.access_token)).status, 200, 'refused requests changed nothing');
+  t.equal((await refresh(server, a.refresh_token)).status, 200);
+});
+
+t.test('/me sign_out_all false ends only the calling session', async (t) => {
+  const server = await startServer(t, { clock: manualClock() });
+  const mine = await signInByLink(server, 'ada@example.com');
+  const other = await signInByLink(server, 'ada@example.com');
+  const link = await pendingLink(server, 'ada@example.com');
+  const res = await server.request('POST', `/me/applications/${server.app.id}/signout`, {
+    token: mine.access_token,
+    body: { sign_out_all: false },
+  });
+  t.equal(res.status, 204);
+  t.equal((await probe(server, mine.access_token)).body.code, 'E_TOKEN_REVOKED');
+  t.equal((await refresh(server, mine.refresh_token)).status, 400);
+  t.equal((await probe(server, other.access_token)).status, 200, 'the other session lives');
+  t.equal((await refresh(server, other.refresh_token)).status, 200);
+  t.equal((await server.request('GET', linkPath(link))).status, 200, 'pending links live');
+});
+
+t.test('/me sign_out_all true signs the caller out everywhere', async (t) => {
+  const server = await startServer(t, { clock: manualClock() });
+  const mine = await signInByLink(server, 'ada@example.com');
+  const other = await signInByLink(server, 'ada@example.com');
+  const link = await pendingLink(server, 'ada@example.com');
+  const res = await server.request('POST', `/me/applications/${server.app.id}/signout`, {
+    token: mine.access_token,
+    body: { sign_out_all: true },
+  });
+  t.equal(res.status, 204);
+  for (const session of [mine, other]) {
+    t.equal((await probe(server, session.access_token)).body.code, 'E_TOKEN_REVOKED');
+    t.equal((await refresh(server, session.refresh_token)).status, 400);
+  }
+  t.equal((await server.request('GET', linkPath(link))).status, 410);
+  const unauthenticated = await server.request('POST', `/me/applications/${server.app.id}/signout`, { body: {} });
+  t.equal(unauthenticated.status, 401);
+  t.equal(unauthenticated.body.code, 'E_UNAUTHORIZED');
+});
