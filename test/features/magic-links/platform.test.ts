@@ -95,6 +95,13 @@ t.test('expiry: default one hour, `expiration` honoured, checked against the inj
   clock.advance(2 * 86_400_000);
   t.equal((await server.request('GET', linkPath(twoDays))).body.code, 'E_LINK_EXPIRED');
   t.equal((await server.request('GET', linkPath(month))).status, 200);
+
+  // A week after its expiry a dead link is forgotten (when its user gets a new link): then it is unknown.
+  clock.advance(7 * 86_400_000);
+  t.equal((await server.request('GET', linkPath(halfHour))).status, 410, 'still remembered');
+  await make();
+  t.equal((await server.request('GET', linkPath(halfHour))).status, 404, 'forgotten');
+  t.equal((await server.request('GET', linkPath(month))).status, 410, 'a used link within retention still answers 410');
 });
 
 t.test('a phone link verifies the phone number; user_id names (or creates) the user', async (t) => {
