@@ -514,3 +514,31 @@ t.test('clients survive a restart and no clear secret ever reaches the data dir'
   const list = await second.request('GET', clientsPath(app), { app });
   t.equal(list.body.total_results, 1);
 });
+
+t.test('concurrent changes to one client are serialised and the count stays exact', async (t) => {
+  const server = await startServer(t);
+  const client = await createClient(server);
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  const added = await Promise.all(
+    Array.from({ length: 8 }, () => server.request('POST', `${path}/credentials`, { app: server.app, body: {} })),
+  );
+  t.same(added.map((r) => r.status), Array(8).fill(200));
+  const read = await server.request('GET', path, { app: server.app });
+  t.equal(read.body.credentials.length, 9, 'no credential lost');
+  t.equal(new Set(read.body.credentials.map((c: any) => c.client_id)).size, 9);
+
+  const deletes = await Promise.all(Array.from({ length: 5 }, () => server.request('DELETE', path, { app: server.app })));
+  t.same(deletes.map((r) => r.status).sort(), [204, 404, 404, 404, 404], 'exactly one delete wins');
+  const list = await server.request('GET', clientsPath(server.app), { app: server.app });
+  t.equal(list.body.total_results, 0, 'counted down once');
+  t.same([...server.deps.store.db('oidc_credentials').getKeys({})], [], 'no orphaned credential');
+});
+
+t.test('page parameters on the create call are ignored', async (t) => {
+  const server = await startServer(t);
+  const res = await server.request('POST', `${clientsPath(server.app)}?page_size=5000&sort=sideways`, {
+    app: server.app,
+    body: { name: 'Web' },
+  });
+  t.equal(res.status, 200);
+});

@@ -2,8 +2,7 @@ import { notFound, validationError } from '../../lib/errors.js';
 import { isoDate } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
-import { readPage } from '../../storage/paging.js';
-import type { PageQuery } from '../../http/page-query.js';
+import { readPage, type PageRequest } from '../../storage/paging.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { Deps } from '../../deps.js';
 import {
@@ -57,7 +56,7 @@ export class OidcClientService {
     this.credentials = deps.store.db<StoredCredential>('oidc_credentials');
   }
 
-  list(appId: string, page: PageQuery): ClientPage {
+  list(appId: string, page: Omit<PageRequest, 'prefix'>): ClientPage {
     const now = this.deps.clock.now();
     const entries = readPage(this.clients, { prefix: [appId], ...page });
     return {
