@@ -3,7 +3,7 @@ import { validationError, type FieldErrors } from './errors.js';
 import type { RequestContext } from '../http/context.js';
 
 /** `config.redirect_uris[1]`: where an issue lies, written the way a caller writes it; `body` for the whole input. */
-export function issuePath(issue: v.BaseIssue<unknown>): string {
+function issuePath(issue: v.BaseIssue<unknown>): string {
   let path = '';
   for (const { key } of issue.path ?? []) {
     if (typeof key === 'number') path += `[${key}]`;

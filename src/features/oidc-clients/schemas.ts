@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 
-export const DEFAULT_SCOPES: readonly string[] = Object.freeze(['openid', 'profile', 'email']);
-export const HUB_DARK_MODES = ['enabled', 'disabled', 'auto'] as const;
+const DEFAULT_SCOPES: readonly string[] = Object.freeze(['openid', 'profile', 'email']);
+const HUB_DARK_MODES = ['enabled', 'disabled', 'auto'] as const;
 
 const MAX_URL_LENGTH = 2048;
 const MAX_LIST_LENGTH = 100;
@@ -16,13 +16,8 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 const jsonObject = <S extends v.GenericSchema>(schema: S, message: string) =>
   v.pipe(v.custom<unknown>(isPlainObject, message), schema);
 
-/** Messages for an object's own issues: missing key, unknown key, wrong type. */
-const objectMessage =
-  (what: string) =>
-  (issue: v.BaseIssue<unknown>): string => {
-    if (!issue.path) return `must be ${what}`;
-    return issue.expected === 'never' ? 'is not a known field' : 'is required';
-  };
+/** Messages for an object's key issues (its type is checked by `jsonObject` before). */
+const keyMessage = (issue: v.BaseIssue<unknown>) => (issue.expected === 'never' ? 'is not a known field' : 'is required');
 
 function isHttpUrl(value: string): boolean {
   // `new URL` alone also takes `http:host` and trims spaces: demand the absolute form as written.
@@ -71,7 +66,7 @@ export const OidcConfigSchema = jsonObject(
       hub_show_logos: v.optional(v.boolean('must be true or false')),
       is_pkce_supported: v.optional(v.boolean('must be true or false')),
     },
-    objectMessage('an object'),
+    keyMessage,
   ),
   'must be an object',
 );
@@ -105,7 +100,7 @@ export const ClientBodySchema = v.pipe(
         updated_at: readOnly,
         credentials: readOnly,
       },
-      objectMessage('a JSON object'),
+      keyMessage,
     ),
     'must be a JSON object',
   ),
@@ -139,7 +134,7 @@ export const CredentialBodySchema = jsonObject(
         ),
       ),
     },
-    objectMessage('a JSON object'),
+    keyMessage,
   ),
   'must be a JSON object',
 );
