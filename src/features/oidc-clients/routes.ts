@@ -1,7 +1,7 @@
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import { pageQueryParser } from '../../http/page-query.js';
-import { callerAppId, requireAppCredentials } from '../../auth/platform-auth.js';
+import { callerAppId } from '../../auth/platform-auth.js';
 import { parseJsonBody } from '../../lib/validate.js';
 import type { Deps } from '../../deps.js';
 import { CLIENT_ID_PATTERN, ClientBodySchema, CredentialBodySchema } from './schemas.js';
@@ -10,7 +10,7 @@ import { OidcClientService } from './service.js';
 /** SPEC "OIDC clients" and ADDENDUM §6: platform routes, each app confined to its own clients. */
 export function oidcClientRoutes(deps: Deps): Route[] {
   const clients = new OidcClientService(deps);
-  const before = [requireAppCredentials(deps.config, deps.apps)];
+  const before = [deps.requireApp];
   const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: CLIENT_ID_PATTERN });
   const base = '/applications/:app/oidc-clients';
   return [
