@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
-import { linkPath, signInByLink } from '../../helpers/sign-in.js';
+import { linkPath, profileOf, signInByLink } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
 
 t.test('POST /me/auth/magic makes a link that signs the caller in elsewhere', async (t) => {
@@ -46,7 +46,7 @@ t.test('a /me link does not verify any address', async (t) => {
   const made = await server.request('POST', '/me/auth/magic', { token, body: {} });
   const redeemed = await server.request('GET', linkPath(made.body.link));
   t.equal(redeemed.status, 200);
-  const profile = JSON.parse(Buffer.from(server.deps.profiles.platformBytes(server.app.id, userId)!).toString());
+  const profile = profileOf(server, userId);
   t.same(profile.verified_data, {});
   t.equal(profile.auth_level, 'unverified');
   t.equal(profile.meta.last_sign_in_method, 'magic_link');

@@ -1,11 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
-import { linkPath } from '../../helpers/sign-in.js';
+import { linkPath, profileOf, requestLink, setUserState } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
-import { userLock } from '../../../src/features/users/directory.js';
-
-const profileOf = (server: Awaited<ReturnType<typeof startServer>>, userId: string) =>
-  JSON.parse(Buffer.from(server.deps.profiles.platformBytes(server.app.id, userId)!).toString());
 
 t.test('a platform link ensures the user by address and signs it in once', async (t) => {
   const clock = manualClock();
@@ -76,13 +72,7 @@ t.test('a platform link ensures the user by address and signs it in once', async
 t.test('expiry: default one hour, `expiration` honoured, checked against the injected clock', async (t) => {
   const clock = manualClock();
   const server = await startServer(t, { clock });
-  const make = async (expiration?: string) =>
-    (
-      await server.request('POST', '/hub/auth/magic', {
-        app: server.app,
-        body: { verification_type: 'email', data: { email: 'ada@example.com' }, expiration },
-      })
-    ).body.link as string;
+  const make = async (expiration?: string) => (await requestLink(server, 'ada@example.com', { expiration })).body.link as string;
   const hourly = await make();
   const halfHour = await make('30m');
   const twoDays = await make('2d');
@@ -122,16 +112,7 @@ t.test('a phone link verifies the phone number; user_id names (or creates) the u
 t.test('302 to redirect_url with the tokens in the fragment; JSON when asked for', async (t) => {
   const server = await startServer(t);
   const make = async () =>
-    (
-      await server.request('POST', '/hub/auth/magic', {
-        app: server.app,
-        body: {
-          verification_type: 'email',
-          data: { email: 'ada@example.com' },
-          redirect_url: 'https://app.example.com/welcome?x=1#old',
-        },
-      })
-    ).body;
+    (await requestLink(server, 'ada@example.com', { redirect_url: 'https://app.example.com/welcome?x=1#old' })).body;
   const browser = await make();
   const res = await server.request('GET', linkPath(browser.link), { headers: { accept: 'text/html' } });
   t.equal(res.status, 302);
@@ -155,21 +136,14 @@ t.test('302 to redirect_url with the tokens in the fragment; JSON when asked for
 
 t.test('a disabled user cannot redeem its link, which stays usable once enabled', async (t) => {
   const server = await startServer(t);
-  const made = await server.request('POST', '/hub/auth/magic', {
-    app: server.app,
-    body: { verification_type: 'email', data: { email: 'ada@example.com' } },
-  });
+  const made = await requestLink(server, 'ada@example.com');
   const userId = made.body.app_user_id;
-  const setState = (type: 'user.disable' | 'user.enable') =>
-    server.deps.runtime.run([userLock(server.app.id, userId)], (turn) =>
-      server.deps.users.change(turn, server.app.id, userId, { type, at: turn.now }),
-    );
-  await setState('user.disable');
+  await setUserState(server, userId, 'user.disable');
   const refused = await server.request('GET', linkPath(made.body.link));
   t.equal(refused.status, 401);
   t.equal(refused.body.code, 'E_USER_DISABLED');
   t.same(profileOf(server, userId).verified_data, {}, 'nothing changed');
-  await setState('user.enable');
+  await setUserState(server, userId, 'user.enable');
   t.equal((await server.request('GET', linkPath(made.body.link))).status, 200);
 });
 
@@ -204,20 +178,21 @@ t.test('bad requests answer 400 with field_errors and create nothing', async (t)
 
   const noAuth = await server.request('POST', '/hub/auth/magic', { body: cases[0][0] });
   t.equal(noAuth.status, 401);
-  const wrongSecret = await server.request('POST', '/hub/auth/magic', {
-    app: { ...server.app, secret: 'sec_wrong' },
-    body: { verification_type: 'email', data: { email: 'a@example.com' } },
-  });
+  const wrongSecret = await requestLink(server, 'a@example.com', {}, { ...server.app, secret: 'sec_wrong' });
   t.equal(wrongSecret.status, 401);
 });
 
 t.test('group_to_join is validated, and refused while no feature joins groups through links', async (t) => {
   const server = await startServer(t);
-  const res = await server.request('POST', '/hub/auth/magic', {
-    app: server.app,
-    body: { verification_type: 'email', data: { email: 'a@example.com' }, group_to_join: 'group_01JD0000000000000000000000' },
-  });
+  const res = await requestLink(server, 'a@example.com', { group_to_join: 'group_01JD0000000000000000000000' });
   t.equal(res.status, 400);
   t.ok(res.body.field_errors.group_to_join);
   t.equal(server.deps.users.count(server.app.id), 0);
+});
+
+t.test('two redemptions racing for one link: exactly one wins', async (t) => {
+  const server = await startServer(t);
+  const made = await requestLink(server, 'ada@example.com');
+  const answers = await Promise.all(Array.from({ length: 5 }, () => server.request('GET', linkPath(made.body.link))));
+  t.same(answers.map((a) => a.status).sort(), [200, 410, 410, 410, 410]);
 });

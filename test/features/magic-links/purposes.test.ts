@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startServer, type TestServer } from '../../helpers/server.js';
-import { linkPath } from '../../helpers/sign-in.js';
+import { linkPath, profileOf, requestLink } from '../../helpers/sign-in.js';
 import { ApiError } from '../../../src/lib/errors.js';
 import { userLock } from '../../../src/features/users/directory.js';
 import type { LinkFacts, PurposeHandler } from '../../../src/features/magic-links/purposes.js';
@@ -29,11 +29,7 @@ function registerJoins(server: TestServer) {
   return { joins, seen };
 }
 
-const makeLink = (server: TestServer, group_to_join: string) =>
-  server.request('POST', '/hub/auth/magic', {
-    app: server.app,
-    body: { verification_type: 'email', data: { email: 'ada@example.com' }, group_to_join },
-  });
+const makeLink = (server: TestServer, group_to_join: string) => requestLink(server, 'ada@example.com', { group_to_join });
 
 t.test('group_to_join runs the registered handler in the redemption turn', async (t) => {
   const server = await startServer(t);
@@ -58,7 +54,7 @@ t.test('a handler that throws leaves the link unspent and the user signed out', 
   const refused = await server.request('GET', linkPath(made.body.link));
   t.equal(refused.status, 409);
   t.equal(refused.body.code, 'E_GROUP_FULL');
-  const profile = JSON.parse(Buffer.from(server.deps.profiles.platformBytes(server.app.id, made.body.app_user_id)!).toString());
+  const profile = profileOf(server, made.body.app_user_id);
   t.same(profile.verified_data, {}, 'no sign-in was committed');
   t.equal(profile.meta.last_sign_in, undefined);
   t.equal((await server.request('GET', linkPath(made.body.link))).status, 409, 'the link is still pending');
@@ -96,7 +92,7 @@ t.test('invite links: made inside another feature’s turn, stamped invite_link,
   const redeemed = await server.request('GET', linkPath(kept.link), { headers: { accept: 'application/json' } });
   t.equal(redeemed.status, 200);
   t.same(accepted, ['invite_1']);
-  const profile = JSON.parse(Buffer.from(server.deps.profiles.platformBytes(server.app.id, redeemed.body.app_user_id)!).toString());
+  const profile = profileOf(server, redeemed.body.app_user_id);
   t.equal(profile.meta.last_sign_in_method, 'invite_link');
   t.same(profile.verified_data, { email: 'bob@example.com' });
   t.equal((await server.request('GET', linkPath(killed.link))).status, 410, 'a revoked invite link is dead');

@@ -1,15 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
-import { signInByLink } from '../../helpers/sign-in.js';
+import { meProbe as probe, profileOf, refreshWith as refresh, setUserState, signInByLink } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
-import { userLock } from '../../../src/features/users/directory.js';
-
-const refresh = (server: Awaited<ReturnType<typeof startServer>>, refresh_token: unknown) =>
-  server.request('POST', '/hub/auth/token', { body: { refresh_token } });
-
-/** A `/me` call that answers 200 for a live token. */
-const probe = (server: Awaited<ReturnType<typeof startServer>>, token: string) =>
-  server.request('POST', '/me/auth/magic', { token });
 
 t.test('a refresh token is spent for a new pair, once', async (t) => {
   const clock = manualClock();
@@ -27,7 +19,7 @@ t.test('a refresh token is spent for a new pair, once', async (t) => {
   t.equal(claims(second.body.access_token).iat, Math.floor(clock.now() / 1000));
   t.equal((await probe(server, second.body.access_token)).status, 200);
 
-  const profile = JSON.parse(Buffer.from(server.deps.profiles.platformBytes(server.app.id, first.app_user_id)!).toString());
+  const profile = profileOf(server, first.app_user_id);
   t.equal(profile.meta.last_sign_in_method, 'refresh_token');
   t.equal(profile.meta.first_sign_in_method, 'magic_link');
 
@@ -85,20 +77,12 @@ t.test('unknown, malformed and expired refresh tokens', async (t) => {
 t.test('a disabled user can neither refresh nor use its access token', async (t) => {
   const server = await startServer(t);
   const signedIn = await signInByLink(server, 'ada@example.com');
-  const userId = signedIn.app_user_id;
-  await server.deps.runtime.run([userLock(server.app.id, userId)], (turn) =>
-    server.deps.users.change(turn, server.app.id, userId, { type: 'user.disable', at: turn.now }),
-  );
-  const access = await probe(server, signedIn.access_token);
-  t.equal(access.status, 401);
-  t.equal(access.body.code, 'E_USER_DISABLED');
-  const refused = await refresh(server, signedIn.refresh_token);
-  t.equal(refused.status, 401);
-  t.equal(refused.body.code, 'E_USER_DISABLED');
+  await setUserState(server, signedIn.app_user_id, 'user.disable');
+  const disabled = { status: 401, body: { code: 'E_USER_DISABLED' } };
+  t.match(await probe(server, signedIn.access_token), disabled, 'the access token is refused');
+  t.match(await refresh(server, signedIn.refresh_token), disabled, 'so is the refresh token');
 
-  await server.deps.runtime.run([userLock(server.app.id, userId)], (turn) =>
-    server.deps.users.change(turn, server.app.id, userId, { type: 'user.enable', at: turn.now }),
-  );
+  await setUserState(server, signedIn.app_user_id, 'user.enable');
   t.equal((await refresh(server, signedIn.refresh_token)).status, 200, 'the refused refresh spent nothing');
 });
 

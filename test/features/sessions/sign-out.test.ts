@@ -1,42 +1,44 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startServer, type TestServer } from '../../helpers/server.js';
-import { linkPath, signInByLink } from '../../helpers/sign-in.js';
+import { linkPath, meProbe as probe, refreshWith as refresh, requestLink, signInByLink, type SignedIn } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
 
-const probe = (server: TestServer, token: string) => server.request('POST', '/me/auth/magic', { token });
-const refresh = (server: TestServer, refresh_token: string) =>
-  server.request('POST', '/hub/auth/token', { body: { refresh_token } });
 const platformSignOut = (server: TestServer, userId: string, body?: unknown) =>
   server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body });
-const pendingLink = async (server: TestServer, email: string) =>
-  (
-    await server.request('POST', '/hub/auth/magic', {
-      app: server.app,
-      body: { verification_type: 'email', data: { email } },
-    })
-  ).body.link as string;
+const meSignOut = (server: TestServer, token: string, body?: unknown) =>
+  server.request('POST', `/me/applications/${server.app.id}/signout`, { token, body });
+const pendingLink = async (server: TestServer, email: string) => (await requestLink(server, email)).body.link as string;
+const redeem = (server: TestServer, link: string) => server.request('GET', linkPath(link));
+
+/** Both the access and the refresh token of `session` are refused. */
+async function assertDead(t: Test, server: TestServer, session: SignedIn) {
+  const access = await probe(server, session.access_token);
+  t.equal(access.status, 401);
+  t.equal(access.body.code, 'E_TOKEN_REVOKED');
+  const refreshed = await refresh(server, session.refresh_token);
+  t.equal(refreshed.status, 400);
+  t.equal(refreshed.body.code, 'E_INVALID_REFRESH_TOKEN');
+}
+
+/** Two sessions of Ada and a pending link for her, all made in the same millisecond (the clock does not move). */
+async function adaTwice(t: Test) {
+  const server = await startServer(t, { clock: manualClock() });
+  const mine = await signInByLink(server, 'ada@example.com');
+  const other = await signInByLink(server, 'ada@example.com');
+  const link = await pendingLink(server, 'ada@example.com');
+  return { server, mine, other, link };
+}
 
 t.test('platform sign_out_all: true kills everything on the very next request', async (t) => {
-  // The manual clock does not move: the sign-out shares its millisecond with the sign-ins.
-  const server = await startServer(t, { clock: manualClock() });
-  const a = await signInByLink(server, 'ada@example.com');
-  const b = await signInByLink(server, 'ada@example.com');
+  const { server, mine, other, link } = await adaTwice(t);
   const bob = await signInByLink(server, 'bob@example.com');
-  const link = await pendingLink(server, 'ada@example.com');
 
-  const res = await platformSignOut(server, a.app_user_id, { sign_out_all: true });
+  const res = await platformSignOut(server, mine.app_user_id, { sign_out_all: true });
   t.equal(res.status, 204);
   t.equal(res.text, '');
-
-  for (const session of [a, b]) {
-    const access = await probe(server, session.access_token);
-    t.equal(access.status, 401);
-    t.equal(access.body.code, 'E_TOKEN_REVOKED');
-    const refreshed = await refresh(server, session.refresh_token);
-    t.equal(refreshed.status, 400);
-    t.equal(refreshed.body.code, 'E_INVALID_REFRESH_TOKEN');
-  }
-  t.equal((await server.request('GET', linkPath(link))).status, 410, 'the pending link is dead');
+  await assertDead(t, server, mine);
+  await assertDead(t, server, other);
+  t.equal((await redeem(server, link)).status, 410, 'the pending link is dead');
   t.equal((await probe(server, bob.access_token)).status, 200, 'other users are untouched');
 
   const again = await signInByLink(server, 'ada@example.com');
@@ -53,7 +55,7 @@ t.test('platform sign_out_all false (or absent): refresh tokens and links die, a
     t.equal(res.status, 204);
     t.equal((await probe(server, a.access_token)).status, 200, 'the access token still works');
     t.equal((await refresh(server, a.refresh_token)).status, 400, 'the refresh token is dead');
-    t.equal((await server.request('GET', linkPath(link))).body.code, 'E_LINK_EXPIRED', 'the pending link is dead');
+    t.equal((await redeem(server, link)).body.code, 'E_LINK_EXPIRED', 'the pending link is dead');
   }
 });
 
@@ -78,37 +80,20 @@ t.test('platform sign-out: unknown user, bad body, wrong app', async (t) => {
 });
 
 t.test('/me sign_out_all false ends only the calling session', async (t) => {
-  const server = await startServer(t, { clock: manualClock() });
-  const mine = await signInByLink(server, 'ada@example.com');
-  const other = await signInByLink(server, 'ada@example.com');
-  const link = await pendingLink(server, 'ada@example.com');
-  const res = await server.request('POST', `/me/applications/${server.app.id}/signout`, {
-    token: mine.access_token,
-    body: { sign_out_all: false },
-  });
-  t.equal(res.status, 204);
-  t.equal((await probe(server, mine.access_token)).body.code, 'E_TOKEN_REVOKED');
-  t.equal((await refresh(server, mine.refresh_token)).status, 400);
+  const { server, mine, other, link } = await adaTwice(t);
+  t.equal((await meSignOut(server, mine.access_token, { sign_out_all: false })).status, 204);
+  await assertDead(t, server, mine);
   t.equal((await probe(server, other.access_token)).status, 200, 'the other session lives');
   t.equal((await refresh(server, other.refresh_token)).status, 200);
-  t.equal((await server.request('GET', linkPath(link))).status, 200, 'pending links live');
+  t.equal((await redeem(server, link)).status, 200, 'pending links live');
 });
 
 t.test('/me sign_out_all true signs the caller out everywhere', async (t) => {
-  const server = await startServer(t, { clock: manualClock() });
-  const mine = await signInByLink(server, 'ada@example.com');
-  const other = await signInByLink(server, 'ada@example.com');
-  const link = await pendingLink(server, 'ada@example.com');
-  const res = await server.request('POST', `/me/applications/${server.app.id}/signout`, {
-    token: mine.access_token,
-    body: { sign_out_all: true },
-  });
-  t.equal(res.status, 204);
-  for (const session of [mine, other]) {
-    t.equal((await probe(server, session.access_token)).body.code, 'E_TOKEN_REVOKED');
-    t.equal((await refresh(server, session.refresh_token)).status, 400);
-  }
-  t.equal((await server.request('GET', linkPath(link))).status, 410);
+  const { server, mine, other, link } = await adaTwice(t);
+  t.equal((await meSignOut(server, mine.access_token, { sign_out_all: true })).status, 204);
+  await assertDead(t, server, mine);
+  await assertDead(t, server, other);
+  t.equal((await redeem(server, link)).status, 410);
   const unauthenticated = await server.request('POST', `/me/applications/${server.app.id}/signout`, { body: {} });
   t.equal(unauthenticated.status, 401);
   t.equal(unauthenticated.body.code, 'E_UNAUTHORIZED');
