@@ -28,7 +28,10 @@ export async function redeemLink(deps: Deps, id: string): Promise<{ tokens: Toke
     if (link?.state !== 'pending') throw linkExpired('The link has already been used or was revoked');
     if (link.expiresAt <= turn.now) throw linkExpired('The link has expired');
     const current = deps.users.get(appId, userId);
-    if (!current) throw linkExpired('The user of this link no longer exists');
+    // A user ID reused after a deletion does not inherit the links of the deleted user.
+    if (!current || link.createdAt < Date.parse(current.context.meta.created)) {
+      throw linkExpired('The user of this link no longer exists');
+    }
     if (current.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
     deps.magicLinks.spend(turn, ref, link);
     const user = deps.users.change(turn, appId, userId, {
