@@ -1,5 +1,6 @@
 import { ApiError, notFound, unauthorized } from '../../lib/errors.js';
 import { userLock } from '../users/directory.js';
+import { FIELD_OF } from '../users/addresses.js';
 import { tokenPair, type TokenPair } from '../sessions/token-pair.js';
 import type { Deps } from '../../deps.js';
 import type { VerifiedData } from '../../../machines/user.machine.js';
@@ -8,7 +9,7 @@ import type { LinkRecord } from './link-store.js';
 const linkExpired = (message: string) => new ApiError(410, 'E_LINK_EXPIRED', message);
 
 const verifiedBy = (record: LinkRecord): VerifiedData | undefined =>
-  record.address && { [record.address.kind === 'email' ? 'email' : 'phone_number']: record.address.value };
+  record.address && { [FIELD_OF[record.address.kind]]: record.address.value };
 
 /**
  * `GET /hub/auth/magic/{id}`: in one turn, spends the link, signs its user in (the address it was

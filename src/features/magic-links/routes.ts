@@ -8,12 +8,10 @@ import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
 import { userLock, type UserRef } from '../users/directory.js';
-import type { AddressKind } from '../users/addresses.js';
+import { FIELD_OF } from '../users/addresses.js';
 import type { LinkPurpose } from './purposes.js';
 import { redeemLink } from './redeem.js';
 import { EmailAddress, MeMagicSchema, PhoneNumber, PlatformMagicSchema } from './schemas.js';
-
-const ADDRESS_FIELD: Record<AddressKind, 'email' | 'phone_number'> = { email: 'email', phone: 'phone_number' };
 
 /** An ensure-then-link turn whose user turned out other than the one locked (a concurrent create): retried. */
 const ENSURE_ATTEMPTS = 3;
@@ -32,7 +30,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
     }
     const kind = type ?? mode;
     if (!kind) throw validationError({ verification_type: ['is required (email or phone)'] });
-    const field = ADDRESS_FIELD[kind];
+    const field = FIELD_OF[kind];
     const given = body.data[field];
     if (given === undefined) throw validationError({ [`data.${field}`]: [`is required for verification_type ${kind}`] });
     const address = v.safeParse(kind === 'email' ? EmailAddress : PhoneNumber, given);
@@ -65,7 +63,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
           const found = 'user_id' in ref ? [] : users.findByAddress(appId, request.kind, request.address);
           const locks = [...plan.locks, ...found.slice(0, 1).map((id) => userLock(appId, id))];
           const made = await runtime.run(locks, (turn) => {
-            const { userId } = plan.apply(turn, { ...request.data, [ADDRESS_FIELD[request.kind]]: request.address });
+            const { userId } = plan.apply(turn, { ...request.data, [FIELD_OF[request.kind]]: request.address });
             if (!locks.includes(userLock(appId, userId))) return undefined;
             const { link } = magicLinks.create(turn, {
               appId,
@@ -110,7 +108,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
         if (!redirectUrl || wantsJson(ctx)) {
           return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: redirectUrl ?? null });
         }
-        const target = new URL(redirectUrl);
+        // Invite links may carry a relative location: it is relative to the service's public URL.
+        const target = new URL(redirectUrl, deps.config.publicUrl);
         target.hash = new URLSearchParams({ ...tokens, expires_in: String(tokens.expires_in), app_user_id: userId, app_id: appId }).toString();
         return redirect(target.toString());
       },

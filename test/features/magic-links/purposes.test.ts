@@ -72,7 +72,7 @@ t.test('invite links: made inside another feature’s turn, stamped invite_link,
   });
   const plan = users.planEnsure(server.app.id, { email: 'bob@example.com' });
   const newUserLock = plan.locks.find((lock) => lock.startsWith('user:'))!;
-  const invite = (inviteId: string) =>
+  const invite = (inviteId: string, redirectUrl = 'https://app.example.com/groups') =>
     runtime.run(plan.locks, (turn) => {
       const { userId } = plan.apply(turn);
       t.ok(newUserLock === userLock(server.app.id, userId), 'the turn holds the user lock');
@@ -80,7 +80,7 @@ t.test('invite links: made inside another feature’s turn, stamped invite_link,
         appId: server.app.id,
         userId,
         expiresAt: turn.now + 86_400_000,
-        redirectUrl: 'https://app.example.com/groups',
+        redirectUrl,
         address: { kind: 'email', value: 'bob@example.com' },
         purpose: { kind: 'invite', groupId: GROUP_OPEN, inviteId },
       });
@@ -97,5 +97,9 @@ t.test('invite links: made inside another feature’s turn, stamped invite_link,
   t.same(profile.verified_data, { email: 'bob@example.com' });
   t.equal((await server.request('GET', linkPath(killed.link))).status, 410, 'a revoked invite link is dead');
   t.same(accepted, ['invite_1']);
+  const relative = await invite('invite_3', '/groups/joined');
+  const browser = await server.request('GET', linkPath(relative.link));
+  t.equal(browser.status, 302);
+  t.match(browser.headers.get('location'), `${server.deps.config.publicUrl}/groups/joined#access_token=`, 'a relative location is under the public URL');
   t.throws(() => magicLinks.purposes.register('invite', { method: 'invite_link', check() {}, locks: () => [], redeem() {} }));
 });
