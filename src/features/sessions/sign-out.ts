@@ -22,9 +22,13 @@ export function endSession(deps: SignOutDeps, turn: Turn, appId: string, userId:
 /** Signs a user out; 404 `E_USER_NOT_FOUND` for an unknown user. */
 export async function signOut(deps: SignOutDeps, appId: string, userId: string, scope: SignOutScope): Promise<void> {
   await deps.runtime.run([userLock(appId, userId)], (turn) => {
-    deps.users.require(appId, userId);
+    const user = deps.users.require(appId, userId);
     if (scope.kind === 'session') return endSession(deps, turn, appId, userId, scope.sid);
-    if (scope.kind === 'everywhere') deps.users.change(turn, appId, userId, { type: 'user.revokeAll', at: turn.now });
+    if (scope.kind === 'everywhere') {
+      // Past the watermark, like any session started since the last sign-out (SessionStore.start).
+      const at = Math.max(turn.now, user.context.revokedBefore + 1);
+      deps.users.change(turn, appId, userId, { type: 'user.revokeAll', at });
+    }
     deps.sessions.endAll(turn, appId, userId);
     deps.magicLinks.revokeAll(turn, appId, userId);
   });

@@ -48,7 +48,12 @@ t.test('platform sign_out_all: true kills everything on the very next request', 
 
   const again = await signInByLink(server, 'ada@example.com');
   t.equal((await probe(server, again.access_token)).status, 200, 'a sign-in right after starts afresh');
-  t.equal((await refresh(server, again.refresh_token)).status, 200);
+  const refreshed = await refresh(server, again.refresh_token);
+  t.equal(refreshed.status, 200);
+
+  t.equal((await platformSignOut(server, mine.app_user_id, { sign_out_all: true })).status, 204);
+  await assertDead(t, server, { ...again, ...refreshed.body });
+  t.same((await signInByLink(server, 'ada@example.com')).app_user_id, mine.app_user_id, 'and again, all in one millisecond');
 });
 
 t.test('platform sign_out_all false (or absent): refresh tokens and links die, access tokens run out', async (t) => {
