@@ -32,7 +32,9 @@ export function magicLinkRoutes(deps: Deps): Route[] {
     if (!kind) throw validationError({ verification_type: ['is required (email or phone)'] });
     const field = FIELD_OF[kind];
     const given = body.data[field];
-    if (given === undefined) throw validationError({ [`data.${field}`]: [`is required for verification_type ${kind}`] });
+    if (given === undefined) {
+      throw validationError({ [`data.${field}`]: [`is required for verification_type ${kind}`] });
+    }
     const address = v.safeParse(kind === 'email' ? EmailAddress : PhoneNumber, given);
     if (!address.success) throw validationError({ [`data.${field}`]: address.issues.map((issue) => issue.message) });
     if (body.group_to_join && !magicLinks.purposes.has('join_group')) {
@@ -110,7 +112,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
         }
         // Invite links may carry a relative location: it is relative to the service's public URL.
         const target = new URL(redirectUrl, deps.config.publicUrl);
-        target.hash = new URLSearchParams({ ...tokens, expires_in: String(tokens.expires_in), app_user_id: userId, app_id: appId }).toString();
+        const fragment = { ...tokens, expires_in: String(tokens.expires_in), app_user_id: userId, app_id: appId };
+        target.hash = new URLSearchParams(fragment).toString();
         return redirect(target.toString());
       },
     },

@@ -26,7 +26,10 @@ const MAX_STRING = 64 * 1024;
 const ProfileData = v.pipe(
   v.record(
     v.pipe(v.string(), v.regex(DATA_KEY, 'field names are letters, digits and _')),
-    v.union([v.pipe(v.string(), v.maxLength(MAX_STRING, 'at most 64 KiB')), v.number(), v.boolean(), v.null()], 'must be a string, number, boolean or null'),
+    v.union(
+      [v.pipe(v.string(), v.maxLength(MAX_STRING, 'at most 64 KiB')), v.number(), v.boolean(), v.null()],
+      'must be a string, number, boolean or null',
+    ),
   ),
   v.check((data) => !('user_id' in data), 'user_id is given at the top level, not in data'),
 );
@@ -36,7 +39,9 @@ export const PlatformMagicSchema = v.strictObject({
   verification_type: v.optional(VerificationType),
   verification_mode: v.optional(VerificationType),
   data: ProfileData,
-  user_id: v.optional(v.pipe(v.string(), v.regex(EXTERNAL_ID, 'must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + -'))),
+  user_id: v.optional(
+    v.pipe(v.string(), v.regex(EXTERNAL_ID, 'must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + -')),
+  ),
   redirect_url: v.optional(RedirectUrl),
   expiration: v.optional(Expiration, '1h'),
   group_to_join: v.optional(v.pipe(v.string(), v.regex(/^group_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be a group ID'))),
@@ -49,4 +54,8 @@ export const MeMagicSchema = v.strictObject({
 });
 
 export const EmailAddress = v.pipe(v.string(), v.trim(), v.email('must be an email address'), v.maxLength(320));
-export const PhoneNumber = v.pipe(v.string(), v.trim(), v.regex(/^\+?[0-9][0-9 ().-]{3,31}$/, 'must be a phone number'));
+export const PhoneNumber = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^\+?[0-9][0-9 ().-]{3,31}$/, 'must be a phone number'),
+);

@@ -8,8 +8,8 @@ import type { UserView } from '../users/directory.js';
 /** A refresh token lives this long after it was issued; each refresh issues a new one (sliding). */
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
 
+/** A session's start is in its ID (`sessionStart`). */
 interface SessionRecord {
-  startedAt: number;
   /** Hash of the one refresh token of this session that may still be used. */
   current: string;
   /** When `current` expires: after that the session is over. */
@@ -69,9 +69,8 @@ export class SessionStore {
   start(turn: Turn, user: UserView): { sid: string; refreshToken: string } {
     const { appId, id: userId, revokedBefore } = user.context;
     this.pruneExpired(turn, appId, userId);
-    const startedAt = Math.max(turn.now, revokedBefore + 1);
-    const sid = newSessionId(startedAt);
-    const refreshToken = this.issue(turn, appId, userId, sid, startedAt);
+    const sid = newSessionId(Math.max(turn.now, revokedBefore + 1));
+    const refreshToken = this.issue(turn, appId, userId, sid);
     return { sid, refreshToken };
   }
 
@@ -84,7 +83,8 @@ export class SessionStore {
     if (!session) return { kind: 'invalid' };
     if (session.current !== hash) return { kind: 'reused', sid: record.sid };
     this.pruneChain(turn, record.appId, record.userId, record.sid, turn.now);
-    return { kind: 'rotated', sid: record.sid, refreshToken: this.issue(turn, record.appId, record.userId, record.sid, session.startedAt) };
+    const successor = this.issue(turn, record.appId, record.userId, record.sid);
+    return { kind: 'rotated', sid: record.sid, refreshToken: successor };
   }
 
   /** Ends one session: none of its refresh tokens works any more. */
@@ -100,11 +100,11 @@ export class SessionStore {
     }
   }
 
-  private issue(turn: Turn, appId: string, userId: string, sid: string, startedAt: number): string {
+  private issue(turn: Turn, appId: string, userId: string, sid: string): string {
     const refreshToken = randomToken();
     const hash = this.hash(refreshToken);
     const expiresAt = turn.now + REFRESH_TOKEN_TTL_MS;
-    turn.put(this.sessions, [appId, userId, sid], { startedAt, current: hash, expiresAt } satisfies SessionRecord);
+    turn.put(this.sessions, [appId, userId, sid], { current: hash, expiresAt } satisfies SessionRecord);
     turn.put(this.tokens, hash, { appId, userId, sid, expiresAt } satisfies RefreshRecord);
     turn.put(this.chain, [appId, userId, sid, expiresAt, hash], true);
     return refreshToken;
@@ -121,7 +121,8 @@ export class SessionStore {
 
   /** Sessions whose last refresh token has expired are over: forget them when the user signs in again. */
   private pruneExpired(turn: Turn, appId: string, userId: string): void {
-    for (const { key, value } of this.sessions.getRange({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })) {
+    const range = this.sessions.getRange({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
+    for (const { key, value } of range) {
       if (value.expiresAt <= turn.now) this.endSession(turn, appId, userId, (key as Key[])[2] as string);
     }
   }
