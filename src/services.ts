@@ -10,6 +10,7 @@ import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
 import { ProfileViews } from './features/users/profile-views.js';
 import { UserDirectory } from './features/users/directory.js';
+import { ActivityStamps, withActivity } from './features/users/activity.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { AccessTokens } from './auth/access-tokens.js';
 import { requireUser } from './auth/bearer-auth.js';
@@ -60,7 +61,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     profiles,
     signingKeys,
     accessTokens,
-    requireUser: requireUser(accessTokens, users, clock),
+    requireUser: withActivity(requireUser(accessTokens, users, clock), new ActivityStamps(users, runtime, clock, logger)),
     requireApp: requireAppCredentials(config, apps),
   };
 }
