@@ -82,7 +82,7 @@ t.test('a snapshot survives msgpack and restores an actor that behaves the same'
   actor.send({ type: 'user.disable', at: T0 + 2 });
   const persisted = actor.getPersistedSnapshot();
   const restoredSnapshot = unpack(pack(persisted)) as SnapshotFrom<typeof userMachine>;
-  const restored = createActor(userMachine, { snapshot: restoredSnapshot }).start();
+  const restored = createActor(userMachine, { snapshot: restoredSnapshot, input }).start();
   const snapshot = restored.getSnapshot();
   t.equal(snapshot.value, 'disabled');
   t.same(snapshot.context, actor.getSnapshot().context);

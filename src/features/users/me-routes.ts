@@ -1,6 +1,5 @@
 import { forbidden, notFound } from '../../lib/errors.js';
 import { parseInput } from '../../lib/validate.js';
-import { jsonBytes, type Reply } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import { callerUser } from '../../auth/bearer-auth.js';
@@ -9,28 +8,22 @@ import { fieldSpec } from './profile-views.js';
 import type { ChangeMode } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';
-import { fieldReply } from './field-reply.js';
+import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
-import { FieldQuerySchema, MetaBodySchema, parseQuery } from './schemas.js';
-
-const BODY_KINDS = ['json', 'multipart'] as const;
+import { FieldQuerySchema, MetaBodySchema, PROFILE_BODY_KINDS, parseQuery } from './schemas.js';
 
 /** The caller's own profile (SPEC "User profiles (user-facing)"), within the schema's user rights. */
 export function meProfileRoutes(deps: Deps, service: ProfileService, files: ProfileFiles): Route[] {
   const { profiles, users, apps, requireUser } = deps;
   const before = [requireUser];
 
-  const profileReply = (appId: string, userId: string): Reply => {
-    const bytes = profiles.meBytes(appId, userId);
-    if (!bytes) throw notFound('user', userId);
-    return jsonBytes(bytes);
-  };
+  const profile = (appId: string, userId: string) => profileReply(profiles.meBytes(appId, userId), userId);
 
   const write = (mode: ChangeMode) => async (ctx: RequestContext) => {
     const { appId, userId } = callerUser(ctx);
     const change = await readProfileChange(ctx.body, apps.require(appId).schema);
     await service.write(appId, userId, change, { writer: 'user', mode });
-    return profileReply(appId, userId);
+    return profile(appId, userId);
   };
 
   return [
@@ -40,11 +33,11 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       handle(ctx) {
         const { appId, userId } = callerUser(ctx);
-        return profileReply(appId, userId);
+        return profile(appId, userId);
       },
     },
-    { method: 'PUT', path: '/me/applications/:app/data', before, body: BODY_KINDS, handle: write('replace') },
-    { method: 'PATCH', path: '/me/applications/:app/data', before, body: BODY_KINDS, handle: write('merge') },
+    { method: 'PUT', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, handle: write('replace') },
+    { method: 'PATCH', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, handle: write('merge') },
     {
       method: 'GET',
       path: '/me/applications/:app/data/fields/:field',
@@ -64,7 +57,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       method: 'PUT',
       path: '/me/applications/:app/data/fields/:field',
       before,
-      body: BODY_KINDS,
+      body: PROFILE_BODY_KINDS,
       async handle(ctx) {
         const { appId, userId } = callerUser(ctx);
         const { field } = ctx.params;
@@ -72,7 +65,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
         if (!spec) throw notFound('field', field);
         const change = await readFieldChange(ctx.body, field, spec);
         await service.write(appId, userId, change, { writer: 'user', mode: 'merge' });
-        return profileReply(appId, userId);
+        return profile(appId, userId);
       },
     },
     {
@@ -83,7 +76,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
         const { appId, userId } = callerUser(ctx);
         const body = parseInput(MetaBodySchema, ctx.body.kind === 'json' ? ctx.body.value : undefined);
         await service.promptPasskey(appId, userId, body.last_passkey_registration_prompt);
-        return profileReply(appId, userId);
+        return profile(appId, userId);
       },
     },
   ];

@@ -1,7 +1,7 @@
 import { forbidden, notFound, validationError } from '../../lib/errors.js';
 import { EXTERNAL_ID, newId } from '../../lib/ids.js';
 import { parseInput } from '../../lib/validate.js';
-import { jsonBytes, noContent, ok, type Reply } from '../../http/reply.js';
+import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
@@ -11,7 +11,7 @@ import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';
 import { listProfiles, projectProfile } from './listing.js';
 import { sampleProfile } from './sample.js';
-import { fieldReply } from './field-reply.js';
+import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
 import {
   GENERATE_ID,
@@ -21,21 +21,16 @@ import {
   SAMPLE_ID,
   StateBodySchema,
   UpsertQuerySchema,
+  PROFILE_BODY_KINDS,
   parseQuery,
 } from './schemas.js';
-
-const BODY_KINDS = ['json', 'multipart'] as const;
 
 /** Profile endpoints for app credentials (SPEC "User profiles (platform)", ADDENDUM §3). */
 export function platformProfileRoutes(deps: Deps, service: ProfileService, files: ProfileFiles): Route[] {
   const { profiles, users, apps, requireApp } = deps;
   const before = [requireApp];
 
-  const profileReply = (appId: string, userId: string): Reply => {
-    const bytes = profiles.platformBytes(appId, userId);
-    if (!bytes) throw notFound('user', userId);
-    return jsonBytes(bytes);
-  };
+  const profile = (appId: string, userId: string) => profileReply(profiles.platformBytes(appId, userId), userId);
 
   /** The user ID a write names: `__uuid__`/`__default__` ask for a new one. */
   const writeTarget = (ctx: RequestContext): string => {
@@ -53,7 +48,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     const userId = writeTarget(ctx);
     const change = await readProfileChange(ctx.body, apps.require(appId).schema);
     await service.write(appId, userId, change, { writer: 'app', mode, create: true });
-    return profileReply(appId, userId);
+    return profile(appId, userId);
   };
 
   return [
@@ -76,14 +71,14 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       // The hottest route: no projection asked, the prepared bytes go out as they are.
       handle(ctx) {
         const { app: appId, user: userId } = ctx.params;
-        if (ctx.rawQuery === '') return profileReply(appId, userId);
+        if (ctx.rawQuery === '') return profile(appId, userId);
         const { fields } = parseQuery(ctx, ProfileQuerySchema);
-        const reply = profileReply(appId, userId);
+        const reply = profile(appId, userId);
         return fields ? ok(projectProfile(reply.bytes as Uint8Array, fields)) : reply;
       },
     },
-    { method: 'PUT', path: '/applications/:app/users/:user/data', before, body: BODY_KINDS, handle: write('replace') },
-    { method: 'PATCH', path: '/applications/:app/users/:user/data', before, body: BODY_KINDS, handle: write('merge') },
+    { method: 'PUT', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, handle: write('replace') },
+    { method: 'PATCH', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, handle: write('merge') },
     {
       method: 'DELETE',
       path: '/applications/:app/users/:user/data',
@@ -100,7 +95,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       async handle(ctx) {
         const { state } = parseInput(StateBodySchema, ctx.body.kind === 'json' ? ctx.body.value : undefined);
         await service.setState(ctx.params.app, ctx.params.user, state);
-        return profileReply(ctx.params.app, ctx.params.user);
+        return profile(ctx.params.app, ctx.params.user);
       },
     },
     {
@@ -126,7 +121,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       method: 'PUT',
       path: '/applications/:app/users/:user/data/fields/:field',
       before,
-      body: BODY_KINDS,
+      body: PROFILE_BODY_KINDS,
       async handle(ctx) {
         const { app: appId, user: userId, field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);
@@ -136,7 +131,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         if (field === 'user_id') throw updateFailed({ user_id: ['user_id cannot be changed'] });
         const change = await readFieldChange(ctx.body, field, spec);
         await service.write(appId, userId, change, { writer: 'app', mode: 'merge' });
-        return profileReply(appId, userId);
+        return profile(appId, userId);
       },
     },
   ];

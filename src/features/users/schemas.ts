@@ -5,6 +5,9 @@ import { parseInput } from '../../lib/validate.js';
 import type { RequestContext } from '../../http/context.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
 
+/** Profile writes take JSON or multipart/form-data (files). */
+export const PROFILE_BODY_KINDS = ['json', 'multipart'] as const;
+
 export const LIST_PAGE_SIZE = { min: 1, max: 1000, default: 100 } as const;
 /** Values a `lookup_filter` or `id_filter` may list. */
 const FILTER_VALUES_LIMIT = 1000;

@@ -22,7 +22,7 @@ function form(parts: Record<string, string | { bytes: Buffer; type: string; name
   const body = new FormData();
   for (const [name, part] of Object.entries(parts)) {
     if (typeof part === 'string') body.set(name, part);
-    else body.set(name, new Blob([part.bytes], { type: part.type }), part.name ?? `${name}.bin`);
+    else body.set(name, new Blob([new Uint8Array(part.bytes)], { type: part.type }), part.name ?? `${name}.bin`);
   }
   return body;
 }

@@ -1,8 +1,14 @@
 import { notFound, validationError } from '../../lib/errors.js';
-import { ok, type Reply } from '../../http/reply.js';
+import { jsonBytes, ok, type Reply } from '../../http/reply.js';
 import type { FieldSpec } from '../applications/schemas.js';
 import { isFileField } from './profile-change.js';
 import { isFileDescriptor, type PreviewSize, type ProfileFiles } from './profile-files.js';
+
+/** A profile's prepared bytes as the answer; 404 `E_USER_NOT_FOUND` when there are none. */
+export function profileReply(bytes: Uint8Array | undefined, userId: string): Reply {
+  if (!bytes) throw notFound('user', userId);
+  return jsonBytes(bytes);
+}
 
 /** Uploaded bytes are served as data, never as a page of this origin. */
 const FILE_HEADERS = { 'content-security-policy': "default-src 'none'; sandbox" };
