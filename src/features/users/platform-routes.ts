@@ -73,8 +73,8 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         const { app: appId, user: userId } = ctx.params;
         if (ctx.rawQuery === '') return profile(appId, userId);
         const { fields } = parseQuery(ctx, ProfileQuerySchema);
-        const reply = profile(appId, userId);
-        return fields ? ok(projectProfile(reply.bytes as Uint8Array, fields)) : reply;
+        const bytes = profiles.platformBytes(appId, userId);
+        return fields && bytes ? ok(projectProfile(bytes, fields)) : profileReply(bytes, userId);
       },
     },
     { method: 'PUT', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, handle: write('replace') },

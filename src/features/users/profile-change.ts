@@ -72,9 +72,11 @@ export function applyProfileChange(
 type Complain = (field: string, message: string) => void;
 
 function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRules, complain: Complain): ProfileData {
-  const { schema, writer, mode, userId } = rules;
+  const { schema, writer, userId } = rules;
   const given = change.data;
   if (given === undefined && Object.keys(change.files).length === 0) return current;
+  // Files without `data` (a multipart PUT of just a picture) add to the data rather than replace it.
+  const mode = given === undefined ? 'merge' : rules.mode;
   const mayWrite = (name: string, spec: FieldSpec | undefined) => writer === 'app' || spec?.user_writable === true;
   const next: ProfileData = {};
   for (const name in current) if (mode === 'merge' || !mayWrite(name, fieldSpec(schema, name))) next[name] = current[name];

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { notFound } from '../../lib/errors.js';
 import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../../machines/user.machine.js';
@@ -29,6 +30,9 @@ export class ProfileService {
       if (!current && !options.create) throw notFound('user', userId);
       const before = current?.context ?? { data: {}, attributes: {} };
       const next = applyProfileChange(before, change, rules);
+      const unchanged = isDeepStrictEqual(next.data, before.data) && isDeepStrictEqual(next.attributes, before.attributes);
+      // A write that changes nothing is no event: `meta.modified` keeps meaning "last changed".
+      if (current && unchanged) return;
       if (current) {
         users.change(turn, appId, userId, { type: 'user.update', data: next.data, attributes: next.attributes, at: turn.now });
       } else {

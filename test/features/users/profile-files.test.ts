@@ -69,13 +69,13 @@ t.test('a multipart image upload is stored apart from the profile and served wit
   }
 
   const replacement = await png(300, 300, '#00c');
-  const replaced = await server.request('PATCH', base, {
+  const replaced = await server.request('PUT', base, {
     app: server.app,
     rawBody: form({ avatar: { bytes: replacement, type: 'image/png' } }),
   });
   t.equal(replaced.status, 200, replaced.text);
   t.equal(replaced.body.data.avatar.sha256, sha256(replacement));
-  t.equal(replaced.body.data.nickname, 'pic', 'PATCH with only a file merges');
+  t.equal(replaced.body.data.nickname, 'pic', 'a PUT of only a file part keeps the rest of data');
   t.equal(previews.get([appId, 'f1', 'avatar', 'small']), undefined, 'previews of the old file are dropped');
   const fresh = await fetch(`${server.url}${base}/fields/avatar?preview=small`, {
     headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret },

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { startServerWithSchema } from '../../helpers/schema.js';
+import { manualClock } from '../../../src/lib/clock.js';
 
 const schema: Parameters<typeof startServerWithSchema>[1] = {
   fields: {
@@ -17,7 +18,8 @@ const schema: Parameters<typeof startServerWithSchema>[1] = {
 const serverWithSchema = (t: Parameters<typeof startServer>[0], fields = schema) => startServerWithSchema(t, fields);
 
 t.test('PUT creates a user under an app-chosen ID, replaces data, and GET answers it', async (t) => {
-  const server = await serverWithSchema(t);
+  const clock = manualClock();
+  const server = await startServerWithSchema(t, schema, { clock });
   const path = `/applications/${server.app.id}/users/ext-42@crm/data`;
   const created = await server.request('PUT', path, {
     app: server.app,
@@ -33,6 +35,10 @@ t.test('PUT creates a user under an app-chosen ID, replaces data, and GET answer
   t.same(created.body.groups, []);
   t.same(created.body.connection_map, {});
   t.ok(created.body.meta.created && created.body.meta.modified);
+
+  clock.advance(1000);
+  const noop = await server.request('PUT', path, { app: server.app, body: { data: created.body.data } });
+  t.same(noop.body, created.body, 'a write that changes nothing changes nothing, not even meta.modified');
 
   const replaced = await server.request('PUT', path, { app: server.app, body: { data: { plan: 'free' } } });
   t.equal(replaced.status, 200);
