@@ -15,6 +15,8 @@ import { SigningKeys } from './auth/signing-keys.js';
 import { AccessTokens } from './auth/access-tokens.js';
 import { requireUser } from './auth/bearer-auth.js';
 import { requireAppCredentials } from './auth/platform-auth.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { thenLimit, limitByIp } from './auth/rate-limited-steps.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -61,8 +63,17 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     profiles,
     signingKeys,
     accessTokens,
-    requireUser: withActivity(requireUser(accessTokens, users, clock), new ActivityStamps(users, runtime, clock, logger)),
-    requireApp: requireAppCredentials(config, apps),
+    // Activity is stamped only on calls the rate limit let through.
+    requireUser: withActivity(
+      thenLimit(requireUser(accessTokens, users, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
+        ctx.method !== 'GET' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
+      ),
+      new ActivityStamps(users, runtime, clock, logger),
+    ),
+    requireApp: thenLimit(requireAppCredentials(config, apps), new RateLimiter(config.rateLimits.app, clock), (ctx) =>
+      ctx.caller?.kind === 'app' ? ctx.caller.key : undefined,
+    ),
+    limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock)),
   };
 }
 

@@ -12,7 +12,7 @@ const CLOSE = utf8(']}');
  * with an O(1) total; filters resolve their (bounded) matches through the address index and IDs.
  */
 export function listProfiles(users: UserDirectory, profiles: ProfileViews, appId: string, query: ListQuery): Buffer {
-  const request = { pageSize: query.page_size, after: query.after, sort: query.sort };
+  const request = { pageSize: query.pageSize, after: query.after, sort: query.sort };
   let total: number;
   let page: Uint8Array[];
   if (query.lookup_filter === undefined && query.id_filter === undefined) {
@@ -24,7 +24,7 @@ export function listProfiles(users: UserDirectory, profiles: ProfileViews, appId
     total = matches.length;
     const after = query.after;
     const start = after === undefined ? 0 : matches.findIndex((id) => (query.sort === 'desc' ? id < after : id > after));
-    const ids = start < 0 ? [] : matches.slice(start, start + query.page_size);
+    const ids = start < 0 ? [] : matches.slice(start, start + query.pageSize);
     page = ids.flatMap((id) => profiles.platformBytes(appId, id) ?? []);
   }
   const fields = query.fields;

@@ -15,13 +15,13 @@ import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
 import {
   GENERATE_ID,
-  ListQuerySchema,
   PlatformFieldQuerySchema,
   ProfileQuerySchema,
   SAMPLE_ID,
   StateBodySchema,
   UpsertQuerySchema,
   PROFILE_BODY_KINDS,
+  parseListQuery,
   parseQuery,
 } from './schemas.js';
 
@@ -56,7 +56,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       method: 'GET',
       path: '/applications/:app/users/data',
       before,
-      handle: (ctx) => jsonBytes(listProfiles(users, profiles, ctx.params.app, parseQuery(ctx, ListQuerySchema))),
+      handle: (ctx) => jsonBytes(listProfiles(users, profiles, ctx.params.app, parseListQuery(ctx))),
     },
     {
       method: 'GET',

@@ -3,12 +3,12 @@ import { validationError } from '../../lib/errors.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 import { parseInput } from '../../lib/validate.js';
 import type { RequestContext } from '../../http/context.js';
+import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
 
 /** Profile writes take JSON or multipart/form-data (files). */
 export const PROFILE_BODY_KINDS = ['json', 'multipart'] as const;
 
-export const LIST_PAGE_SIZE = { min: 1, max: 1000, default: 100 } as const;
 /** Values a `lookup_filter` or `id_filter` may list. */
 const FILTER_VALUES_LIMIT = 1000;
 
@@ -25,29 +25,24 @@ const commaList = (what: string) =>
     v.maxLength(FILTER_VALUES_LIMIT, `at most ${FILTER_VALUES_LIMIT} ${what}`),
   );
 
-const userIdParam = v.pipe(v.string(), v.regex(EXTERNAL_ID, 'must be a user ID'));
-
 const fieldsParam = commaList('field names');
 
-export const ListQuerySchema = v.strictObject({
+const ListFilterSchema = v.strictObject({
   fields: v.optional(fieldsParam),
   lookup_filter: v.optional(commaList('email addresses or phone numbers')),
   id_filter: v.optional(v.pipe(commaList('user IDs'), v.check((ids) => ids.every((id) => EXTERNAL_ID.test(id)), 'must list user IDs'))),
-  page_size: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^\d{1,9}$/, 'must be a whole number'),
-      v.transform(Number),
-      v.minValue(LIST_PAGE_SIZE.min, `must be at least ${LIST_PAGE_SIZE.min}`),
-      v.maxValue(LIST_PAGE_SIZE.max, `must be at most ${LIST_PAGE_SIZE.max}`),
-    ),
-    String(LIST_PAGE_SIZE.default),
-  ),
-  after: v.optional(userIdParam),
-  sort: v.optional(v.picklist(['asc', 'desc'], 'must be asc or desc'), 'asc'),
   include_duplicates: v.optional(booleanParam, 'false'),
 });
-export type ListQuery = v.InferOutput<typeof ListQuerySchema>;
+
+const PAGE_PARAMS: ReadonlySet<string> = new Set(['page_size', 'after', 'sort']);
+const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: EXTERNAL_ID });
+
+export type ListQuery = v.InferOutput<typeof ListFilterSchema> & PageQuery;
+
+/** The list query: the shared paging parameters plus the profile filters; anything else is a 400. */
+export function parseListQuery(ctx: RequestContext): ListQuery {
+  return { ...parseQuery(ctx, ListFilterSchema, PAGE_PARAMS), ...parsePage(ctx.query()) };
+}
 
 export const ProfileQuerySchema = v.strictObject({ fields: v.optional(fieldsParam) });
 
@@ -74,11 +69,19 @@ export const MetaBodySchema = v.strictObject({
   ),
 });
 
-/** The query string as one value per name (a repeated name is a 400), checked against `schema`. */
-export function parseQuery<S extends v.GenericSchema>(ctx: RequestContext, schema: S): v.InferOutput<S> {
+/**
+ * The query string as one value per name (a repeated name is a 400), checked against `schema`;
+ * names in `parsedElsewhere` are left to another parser.
+ */
+export function parseQuery<S extends v.GenericSchema>(
+  ctx: RequestContext,
+  schema: S,
+  parsedElsewhere: ReadonlySet<string> = new Set(),
+): v.InferOutput<S> {
   const values: Record<string, string> = {};
   for (const [name, value] of ctx.query()) {
-    if (name in values) throw validationError({ [name]: ['given more than once'] });
+    if (parsedElsewhere.has(name)) continue;
+    if (Object.hasOwn(values, name)) throw validationError({ [name]: ['must be given once'] });
     values[name] = value;
   }
   return parseInput(schema, values);
