@@ -252,3 +252,16 @@ t.test('platform routes need credentials of the same app', async (t) => {
   const wrong = await server.request('GET', path, { app: { id: other.id, key: credential.key, secret: credential.secret } });
   t.equal(wrong.status, 403);
 });
+
+t.test('concurrent merges of one user all land: writes take the user lock, none is lost', async (t) => {
+  const server = await serverWithSchema(t, { fields: {} });
+  const path = `/applications/${server.app.id}/users/c1/data`;
+  await server.request('PUT', path, { app: server.app, body: { data: {} } });
+  const writes = Array.from({ length: 25 }, (_, i) =>
+    server.request('PATCH', path, { app: server.app, body: { data: { [`f${i}`]: i }, attributes: { [`n:k${i}`]: [String(i)] } } }),
+  );
+  t.same((await Promise.all(writes)).map((r) => r.status), Array(25).fill(200));
+  const final = await server.request('GET', path, { app: server.app });
+  t.equal(Object.keys(final.body.data).length, 26);
+  t.equal(Object.keys(final.body.attributes).length, 25);
+});
