@@ -2,6 +2,7 @@ import t from 'tap';
 import sharp from 'sharp';
 import { createHash } from 'node:crypto';
 import { startServerWithSchema } from '../../helpers/schema.js';
+import { startServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
 
 const schema = {
@@ -196,4 +197,26 @@ t.test('platform field PUT: JSON and multipart value, unknown fields', async (t)
   const missingUser = await server.request('PUT', `/applications/${server.app.id}/users/nobody/data/fields/nickname`, { app: server.app, body: { value: 'x' } });
   t.equal(missingUser.status, 404);
   t.equal(missingUser.body.code, 'E_USER_NOT_FOUND');
+});
+
+t.test('acknowledged profile and file writes are there after a restart on the same data', async (t) => {
+  const dataDir = t.testdir();
+  const first = await startServerWithSchema(t, schema, { dataDir });
+  const app = first.app;
+  const image = await png(64, 64, '#123');
+  const base = `/applications/${app.id}/users/durable/data`;
+  const put = await first.request('PUT', base, {
+    app,
+    rawBody: form({ data: JSON.stringify({ nickname: 'kept' }), avatar: { bytes: image, type: 'image/png' } }),
+  });
+  t.equal(put.status, 200);
+  await first.close();
+
+  const second = await startServer(t, { dataDir });
+  const profile = await second.request('GET', base, { app });
+  t.same(profile.body, put.body, 'the profile as acknowledged');
+  const bytes = await fetch(`${second.url}${base}/fields/avatar`, {
+    headers: { 'x-svc-app-key': app.key, 'x-svc-app-secret': app.secret },
+  });
+  t.ok(Buffer.from(await bytes.arrayBuffer()).equals(image), 'the file as uploaded');
 });
