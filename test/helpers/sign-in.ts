@@ -1,5 +1,4 @@
 import type { TestServer, TestApp, TestResponse } from './server.js';
-import { userLock } from '../../src/features/users/directory.js';
 
 export interface SignedIn {
   access_token: string;
@@ -34,8 +33,11 @@ export const meProbe = (server: TestServer, token: string) => server.request('PO
 export const profileOf = (server: TestServer, userId: string, appId = server.app.id) =>
   JSON.parse(Buffer.from(server.deps.profiles.platformBytes(appId, userId)!).toString());
 
-/** Disables or enables a user straight through the directory. */
-export const setUserState = (server: TestServer, userId: string, type: 'user.disable' | 'user.enable') =>
-  server.deps.runtime.run([userLock(server.app.id, userId)], (turn) =>
-    server.deps.users.change(turn, server.app.id, userId, { type, at: turn.now }),
-  );
+/** Disables or enables a user through the platform state route. */
+export async function setUserState(server: TestServer, userId: string, state: 'enabled' | 'disabled'): Promise<void> {
+  const res = await server.request('POST', `/applications/${server.app.id}/users/${userId}/state`, {
+    app: server.app,
+    body: { state },
+  });
+  if (res.status !== 200) throw new Error(`state: ${res.status} ${res.text}`);
+}

@@ -139,12 +139,12 @@ t.test('a disabled user cannot redeem its link, which stays usable once enabled'
   const server = await startServer(t);
   const made = await requestLink(server, 'ada@example.com');
   const userId = made.body.app_user_id;
-  await setUserState(server, userId, 'user.disable');
+  await setUserState(server, userId, 'disabled');
   const refused = await server.request('GET', linkPath(made.body.link));
   t.equal(refused.status, 401);
   t.equal(refused.body.code, 'E_USER_DISABLED');
   t.same(profileOf(server, userId).verified_data, {}, 'nothing changed');
-  await setUserState(server, userId, 'user.enable');
+  await setUserState(server, userId, 'enabled');
   t.equal((await server.request('GET', linkPath(made.body.link))).status, 200);
 });
 

@@ -77,12 +77,12 @@ t.test('unknown, malformed and expired refresh tokens', async (t) => {
 t.test('a disabled user can neither refresh nor use its access token', async (t) => {
   const server = await startServer(t);
   const signedIn = await signInByLink(server, 'ada@example.com');
-  await setUserState(server, signedIn.app_user_id, 'user.disable');
+  await setUserState(server, signedIn.app_user_id, 'disabled');
   const disabled = { status: 401, body: { code: 'E_USER_DISABLED' } };
   t.match(await probe(server, signedIn.access_token), disabled, 'the access token is refused');
   t.match(await refresh(server, signedIn.refresh_token), disabled, 'so is the refresh token');
 
-  await setUserState(server, signedIn.app_user_id, 'user.enable');
+  await setUserState(server, signedIn.app_user_id, 'enabled');
   t.equal((await refresh(server, signedIn.refresh_token)).status, 200, 'the refused refresh spent nothing');
 });
 
