@@ -1,7 +1,6 @@
-import * as v from 'valibot';
 import { callerAppId } from '../../auth/platform-auth.js';
 import { callerUser } from '../../auth/bearer-auth.js';
-import { unavailable, validationError } from '../../lib/errors.js';
+import { ApiError, unavailable, validationError } from '../../lib/errors.js';
 import { parseJsonBody } from '../../lib/validate.js';
 import { ok, redirect } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
@@ -9,20 +8,42 @@ import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
 import { userLock, type UserRef } from '../users/directory.js';
 import { FIELD_OF } from '../users/addresses.js';
+import { applyProfileChange } from '../users/profile-change.js';
 import type { LinkPurpose } from './purposes.js';
 import { redeemLink } from './redeem.js';
-import { EmailAddress, MeMagicSchema, PhoneNumber, PlatformMagicSchema } from './schemas.js';
+import { MeMagicSchema, PlatformMagicSchema } from './schemas.js';
 
 /** An ensure-then-link turn whose user turned out other than the one locked (a concurrent create): retried. */
 const ENSURE_ATTEMPTS = 3;
+
+/** 400 `E_VALIDATION` naming `data.<field>` unless `data` is a valid platform write of a new profile. */
+function checkProfileData(deps: Deps, appId: string, data: Record<string, unknown>): void {
+  const rules = {
+    schema: deps.apps.require(appId).schema,
+    writer: 'app' as const,
+    mode: 'replace' as const,
+    userId: '',
+    reservedNamespace: deps.config.names.reservedNamespace,
+  };
+  try {
+    applyProfileChange({ data: {}, attributes: {} }, { data, files: {} }, rules);
+  } catch (error) {
+    if (!(error instanceof ApiError) || !error.fieldErrors) throw error;
+    const named = Object.entries(error.fieldErrors).map(([name, messages]) => [`data.${name}`, messages]);
+    throw validationError(Object.fromEntries(named));
+  }
+}
 
 const wantsJson = (ctx: RequestContext) => (ctx.headers.accept ?? '').toLowerCase().includes('application/json');
 
 export function magicLinkRoutes(deps: Deps): Route[] {
   const { runtime, users, magicLinks } = deps;
 
-  /** The platform request, checked whole: which address, and that `data` holds it. */
-  function parsePlatformRequest(ctx: RequestContext) {
+  /**
+   * The platform request, checked whole: which address, that `data` holds it, and that `data` would
+   * make a valid profile of the app (it shapes the user if one is created).
+   */
+  function parsePlatformRequest(ctx: RequestContext, appId: string) {
     const body = parseJsonBody(ctx, PlatformMagicSchema);
     const { verification_type: type, verification_mode: mode } = body;
     if (type && mode && type !== mode) {
@@ -31,16 +52,15 @@ export function magicLinkRoutes(deps: Deps): Route[] {
     const kind = type ?? mode;
     if (!kind) throw validationError({ verification_type: ['is required (email or phone)'] });
     const field = FIELD_OF[kind];
-    const given = body.data[field];
-    if (given === undefined) {
+    const address = body.data[field];
+    if (typeof address !== 'string') {
       throw validationError({ [`data.${field}`]: [`is required for verification_type ${kind}`] });
     }
-    const address = v.safeParse(kind === 'email' ? EmailAddress : PhoneNumber, given);
-    if (!address.success) throw validationError({ [`data.${field}`]: address.issues.map((issue) => issue.message) });
+    checkProfileData(deps, appId, body.data);
     if (body.group_to_join && !magicLinks.purposes.has('join_group')) {
       throw validationError({ group_to_join: ['joining groups through a link is not available yet'] });
     }
-    return { ...body, kind, address: address.output };
+    return { ...body, kind, address };
   }
 
   return [
@@ -50,7 +70,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
       before: [deps.requireApp],
       async handle(ctx) {
         const appId = callerAppId(ctx.caller);
-        const request = parsePlatformRequest(ctx);
+        const request = parsePlatformRequest(ctx, appId);
         const ref: UserRef = request.user_id
           ? { user_id: request.user_id }
           : request.kind === 'email'
@@ -65,7 +85,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
           const found = 'user_id' in ref ? [] : users.findByAddress(appId, request.kind, request.address);
           const locks = [...plan.locks, ...found.slice(0, 1).map((id) => userLock(appId, id))];
           const made = await runtime.run(locks, (turn) => {
-            const { userId } = plan.apply(turn, { ...request.data, [FIELD_OF[request.kind]]: request.address });
+            const { userId } = plan.apply(turn, request.data);
             if (!locks.includes(userLock(appId, userId))) return undefined;
             const { link } = magicLinks.create(turn, {
               appId,

@@ -20,17 +20,9 @@ const RedirectUrl = v.pipe(
 
 const VerificationType = v.picklist(['email', 'phone'], 'must be email or phone');
 
-const DATA_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-const MAX_STRING = 64 * 1024;
-
+/** Checked against the app schema by the route (as a platform profile write); `user_id` is top-level. */
 const ProfileData = v.pipe(
-  v.record(
-    v.pipe(v.string(), v.regex(DATA_KEY, 'field names are letters, digits and _')),
-    v.union(
-      [v.pipe(v.string(), v.maxLength(MAX_STRING, 'at most 64 KiB')), v.number(), v.boolean(), v.null()],
-      'must be a string, number, boolean or null',
-    ),
-  ),
+  v.record(v.string(), v.unknown()),
   v.check((data) => !('user_id' in data), 'user_id is given at the top level, not in data'),
 );
 
@@ -52,10 +44,3 @@ export const MeMagicSchema = v.strictObject({
   redirect_url: v.optional(RedirectUrl),
   expiration: v.optional(Expiration, '1h'),
 });
-
-export const EmailAddress = v.pipe(v.string(), v.trim(), v.email('must be an email address'), v.maxLength(320));
-export const PhoneNumber = v.pipe(
-  v.string(),
-  v.trim(),
-  v.regex(/^\+?[0-9][0-9 ().-]{3,31}$/, 'must be a phone number'),
-);

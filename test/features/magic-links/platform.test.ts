@@ -198,3 +198,22 @@ t.test('two redemptions racing for one link: exactly one wins', async (t) => {
   const answers = await Promise.all(Array.from({ length: 5 }, () => server.request('GET', linkPath(made.body.link))));
   t.same(answers.map((a) => a.status).sort(), [200, 410, 410, 410, 410]);
 });
+
+t.test('data is checked against the app schema, and shapes the new user', async (t) => {
+  const server = await startServer(t);
+  await server.deps.apps.update(server.app.id, {
+    schema: { fields: { age: { type: 'number' } }, allow_unknown_fields: false },
+  });
+  const before = storeDigest(server.deps.store);
+  const wrongType = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com', age: 'old' } });
+  t.equal(wrongType.status, 400);
+  t.equal(wrongType.body.code, 'E_VALIDATION');
+  t.ok(wrongType.body.field_errors['data.age']);
+  const unknown = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com', nickname: 'A' } });
+  t.ok(unknown.body.field_errors['data.nickname']);
+  t.equal(storeDigest(server.deps.store), before, 'nothing was stored');
+
+  const made = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com', age: 36 } });
+  t.equal(made.status, 200);
+  t.same(profileOf(server, made.body.app_user_id).data, { email: 'ada@example.com', age: 36, user_id: made.body.app_user_id });
+});
