@@ -1,3 +1,13 @@
+/**
+ * How another feature hangs work on a magic link (group invites, `group_to_join`):
+ *
+ * 1. At start-up (services.ts), register what redeeming its links does:
+ *    `magicLinks.purposes.register('invite', { method: 'invite_link', check, locks, redeem })`.
+ * 2. In its own turn (holding the user's `userLock`), make the link:
+ *    `const { link, ref } = magicLinks.create(turn, { appId, userId, expiresAt, redirectUrl, address,
+ *    purpose: { kind: 'invite', groupId, inviteId } })`; keep `ref` to `magicLinks.revoke(turn, ref)` later.
+ * 3. `GET /hub/auth/magic/{id}` then spends the link, signs the user in and calls `redeem` in one turn.
+ */
 import type { Turn } from '../../runtime/runtime.js';
 import type { SignInMethod } from '../../../machines/user.machine.js';
 
