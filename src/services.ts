@@ -1,4 +1,5 @@
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './lib/logger.js';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { openStore } from './storage/store.js';
@@ -18,7 +19,7 @@ export interface ServiceOptions {
 /** Opens the data dir and builds every shared service: what main, the CLI and tests start from. */
 export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Deps> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config.logLevel);
   const store = openStore(config.dataDir);
   await migrate(store, logger);
   const pepper = await loadPepper(store);

@@ -1,7 +1,9 @@
-import pino from 'pino';
 import { loadConfig, type Env } from '../../src/config.js';
 import { openServices, closeServices } from '../../src/services.js';
 import { createApp } from '../../src/app.js';
+import { createLogger } from '../../src/lib/logger.js';
+import type { Route } from '../../src/http/route.js';
+import type { DestinationStream } from 'pino';
 import { ensureDefaultApplication } from '../../src/features/applications/bootstrap.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/deps.js';
@@ -48,14 +50,22 @@ interface Tap {
 /** A real server on an ephemeral port over a real LMDB in a tap temp dir; closed at teardown. */
 export async function startServer(
   t: Tap,
-  options: { env?: Env; clock?: Clock; dataDir?: string } = {},
+  options: {
+    env?: Env;
+    clock?: Clock;
+    dataDir?: string;
+    /** Routes mounted next to the service's own (probes for steps no feature route uses yet). */
+    extraRoutes?: (deps: Deps) => Route[];
+    /** Where log lines go (to inspect them); discarded by default through level `silent`. */
+    logDestination?: DestinationStream;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? t.testdir();
   const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...options.env, SVC_DATA_DIR: dataDir, PORT: '0' });
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config.logLevel, options.logDestination);
   const deps = await openServices(config, { clock: options.clock, logger });
   const created = await ensureDefaultApplication(deps.apps);
-  const server = createApp(deps);
+  const server = createApp(deps, options.extraRoutes?.(deps));
   const port = await server.listen('127.0.0.1', 0);
   const url = `http://127.0.0.1:${port}`;
   const app: TestApp = created

@@ -1,0 +1,22 @@
+import * as v from 'valibot';
+import { validationError, type FieldErrors } from './errors.js';
+import type { RequestContext } from '../http/context.js';
+
+/** valibot issues as ADDENDUM §7 `field_errors`, keyed by the dotted path of the offending value. */
+export function fieldErrorsOf(issues: readonly v.BaseIssue<unknown>[]): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of issues) (errors[v.getDotPath(issue) ?? 'body'] ??= []).push(issue.message);
+  return errors;
+}
+
+/** `input` checked against `schema`, or 400 `E_VALIDATION` with `field_errors`. */
+export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (!result.success) throw validationError(fieldErrorsOf(result.issues));
+  return result.output;
+}
+
+/** The request's JSON body checked against `schema`; a missing body counts as `{}`. */
+export function parseJsonBody<S extends v.GenericSchema>(ctx: RequestContext, schema: S): v.InferOutput<S> {
+  return parseInput(schema, ctx.body.kind === 'json' ? ctx.body.value : {});
+}
