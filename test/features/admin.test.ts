@@ -146,7 +146,7 @@ t.test('a missing or wrong admin token answers 401 on every route', async (t) =>
     ['GET', `/admin/applications/${server.app.id}/credentials`],
     ['DELETE', `/admin/applications/${server.app.id}/credentials/${server.app.key}`],
   ];
-  const wrong = [
+  const wrong: Record<string, string>[] = [
     {},
     { authorization: `Bearer ${ADMIN_TOKEN}x` },
     { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}` },
