@@ -9,11 +9,14 @@ import { loadPepper } from './auth/pepper.js';
 import { ApplicationStore } from './features/applications/store.js';
 import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
+import type { MachineRegistry } from './runtime/machines.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
   clock?: Clock;
   logger?: Logger;
+  /** The actor kinds; the service's own by default (tests register their own machines). */
+  machines?: MachineRegistry;
 }
 
 /** Opens the data dir and builds every shared service: what main, the CLI and tests start from. */
@@ -25,7 +28,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const pepper = await loadPepper(store);
   const runtime = new ActorRuntime({
     store,
-    machines,
+    machines: options.machines ?? machines,
     clock,
     logger,
     maxActors: config.maxActors,

@@ -7,6 +7,7 @@ import type { DestinationStream } from 'pino';
 import { ensureDefaultApplication } from '../../src/features/applications/bootstrap.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/deps.js';
+import type { MachineRegistry } from '../../src/runtime/machines.js';
 
 export interface TestApp {
   id: string;
@@ -58,12 +59,14 @@ export async function startServer(
     extraRoutes?: (deps: Deps) => Route[];
     /** Where log lines go (to inspect them); discarded by default through level `silent`. */
     logDestination?: DestinationStream;
+    /** Actor kinds to run instead of the service's own. */
+    machines?: MachineRegistry;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? t.testdir();
   const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...options.env, SVC_DATA_DIR: dataDir, PORT: '0' });
   const logger = createLogger(config.logLevel, options.logDestination);
-  const deps = await openServices(config, { clock: options.clock, logger });
+  const deps = await openServices(config, { clock: options.clock, logger, machines: options.machines });
   const created = await ensureDefaultApplication(deps.apps);
   const server = createApp(deps, options.extraRoutes?.(deps));
   const port = await server.listen('127.0.0.1', 0);
