@@ -12,6 +12,10 @@ export interface DbOptions {
 export interface Store {
   readonly path: string;
   readonly root: RootDatabase;
+  /**
+   * Open databases outside `commit` callbacks (in constructors): one first opened inside a
+   * transaction that rolls back is left unusable.
+   */
   db<V = any>(name: string, options?: DbOptions): Database<V, Key>;
   /**
    * Runs `write` in one batched write transaction; resolves once it is committed. If `write` throws,
