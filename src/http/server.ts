@@ -181,6 +181,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const handler = (res: HttpResponse, req: HttpRequest) => {
       const ctx = makeContext(routeName, res, req, names);
       inFlight++;
+      if (logger.isLevelEnabled('debug')) logger.debug({ requestId: ctx.id, route: routeName }, 'request started');
       let cancelBody: (() => void) | undefined;
       res.onAborted(() => {
         ctx.aborted = true;

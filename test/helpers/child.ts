@@ -21,14 +21,21 @@ export interface ChildServer {
   /** Everything written to stdout and stderr so far. */
   stdout(): string;
   stderr(): string;
+  /** The first JSON log line on stdout (already written or still to come) that `matches`. */
+  waitForLog(matches: (entry: LogEntry) => boolean): Promise<LogEntry>;
   exited: Promise<Exit>;
 }
+
+export type LogEntry = Record<string, any>;
 
 /** Environment for a child: the caller's, minus what would make it load tap's TypeScript hooks. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
   return { ...inherited, ...env };
 }
+
+const logEntries = (text: string): LogEntry[] =>
+  text.split('\n').flatMap((line) => (line.startsWith('{') && line.endsWith('}') ? [JSON.parse(line)] : []));
 
 const DEFAULT_APP_LINE = /^\s+app (id|key|secret):\s+(\S+)$/gm;
 
@@ -54,20 +61,19 @@ export async function startChildServer(
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    const onData = () => {
-      const listening = stdout
-        .split('\n')
-        .flatMap((line) => (line.startsWith('{') ? [JSON.parse(line)] : []))
-        .find((entry) => entry.msg === 'listening');
-      if (listening) {
-        child.stdout!.off('data', onData);
-        resolve(listening.port);
-      }
-    };
-    child.stdout!.on('data', onData);
-    exited.then((exit) => reject(new Error(`server exited (${JSON.stringify(exit)}) before listening:\n${stderr}`)));
-  });
+  const waitForLog = (matches: (entry: LogEntry) => boolean) =>
+    new Promise<LogEntry>((resolve, reject) => {
+      const check = () => {
+        const found = logEntries(stdout).find(matches);
+        if (!found) return;
+        child.stdout!.off('data', check);
+        resolve(found);
+      };
+      child.stdout!.on('data', check);
+      check();
+      exited.then((exit) => reject(new Error(`server exited (${JSON.stringify(exit)}) before the awaited log line:\n${stderr}`)));
+    });
+  const { port } = await waitForLog((entry) => entry.msg === 'listening');
   const printed = Object.fromEntries([...stdout.matchAll(DEFAULT_APP_LINE)].map((m) => [m[1], m[2]]));
   return {
     url: `http://127.0.0.1:${port}`,
@@ -76,6 +82,7 @@ export async function startChildServer(
     defaultApp: printed.id ? { id: printed.id, key: printed.key, secret: printed.secret } : undefined,
     stdout: () => stdout,
     stderr: () => stderr,
+    waitForLog,
     exited,
   };
 }
@@ -85,10 +92,14 @@ export interface CliResult extends Exit {
   stderr: string;
 }
 
-/** Runs `npm run svc -- …args` (the compiled CLI) on `dataDir` as a child process. */
-export async function runCli(args: string[], options: { dataDir: string; env?: Record<string, string> }): Promise<CliResult> {
+/** Runs a compiled entry (`main` or `cli`) to its end; for runs expected to exit by themselves. */
+export async function runEntry(
+  entry: 'main' | 'cli',
+  args: string[],
+  options: { dataDir: string; env?: Record<string, string> },
+): Promise<CliResult> {
   const build = await compiledService();
-  const child = spawn(process.execPath, [join(build, 'src', 'cli.js'), ...args], {
+  const child = spawn(process.execPath, [join(build, 'src', `${entry}.js`), ...args], {
     env: childEnv({ ...options.env, SVC_DATA_DIR: options.dataDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -99,3 +110,7 @@ export async function runCli(args: string[], options: { dataDir: string; env?: R
   const exit = await new Promise<Exit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   return { ...exit, stdout, stderr };
 }
+
+/** Runs `npm run svc -- …args` (the compiled CLI) on `dataDir` as a child process. */
+export const runCli = (args: string[], options: { dataDir: string; env?: Record<string, string> }) =>
+  runEntry('cli', args, options);
