@@ -4,6 +4,17 @@ import { startServer } from '../helpers/server.js';
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
+/** Every admin route, addressed at `app` and its credential. */
+const adminRoutes = (app: { id: string; key: string }): Array<[string, string]> => [
+  ['POST', '/admin/applications'],
+  ['GET', '/admin/applications'],
+  ['GET', `/admin/applications/${app.id}`],
+  ['PATCH', `/admin/applications/${app.id}`],
+  ['POST', `/admin/applications/${app.id}/credentials`],
+  ['GET', `/admin/applications/${app.id}/credentials`],
+  ['DELETE', `/admin/applications/${app.id}/credentials/${app.key}`],
+];
+
 const server = await startServer(t, { env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN } });
 
 t.test('applications: create, get, list, update', async (t) => {
@@ -137,15 +148,7 @@ t.test('credentials: create shows the secret once, list masks it, delete revokes
 });
 
 t.test('a missing or wrong admin token answers 401 on every route', async (t) => {
-  const routes: Array<[string, string]> = [
-    ['POST', '/admin/applications'],
-    ['GET', '/admin/applications'],
-    ['GET', `/admin/applications/${server.app.id}`],
-    ['PATCH', `/admin/applications/${server.app.id}`],
-    ['POST', `/admin/applications/${server.app.id}/credentials`],
-    ['GET', `/admin/applications/${server.app.id}/credentials`],
-    ['DELETE', `/admin/applications/${server.app.id}/credentials/${server.app.key}`],
-  ];
+  const routes = adminRoutes(server.app);
   const wrong: Record<string, string>[] = [
     {},
     { authorization: `Bearer ${ADMIN_TOKEN}x` },
@@ -169,15 +172,7 @@ t.test('a missing or wrong admin token answers 401 on every route', async (t) =>
 
 t.test('without SVC_ADMIN_TOKEN every /admin route answers 404', async (t) => {
   const off = await startServer(t);
-  for (const [method, path] of [
-    ['POST', '/admin/applications'],
-    ['GET', '/admin/applications'],
-    ['GET', `/admin/applications/${off.app.id}`],
-    ['PATCH', `/admin/applications/${off.app.id}`],
-    ['POST', `/admin/applications/${off.app.id}/credentials`],
-    ['GET', `/admin/applications/${off.app.id}/credentials`],
-    ['DELETE', `/admin/applications/${off.app.id}/credentials/${off.app.key}`],
-  ]) {
+  for (const [method, path] of adminRoutes(off.app)) {
     const res = await off.request(method, path, { headers: admin });
     t.equal(res.status, 404, `${method} ${path}`);
     t.equal(res.body.code, 'E_NOT_FOUND');
