@@ -9,7 +9,7 @@ import pino from 'pino';
  * Logs go to stderr so stdout holds only the command's result.
  */
 export async function withServices<T>(config: Config, work: (deps: Deps) => Promise<T> | T): Promise<T> {
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2));
+  const logger = createLogger(config.logLevel, pino.destination(2));
   const deps = await openServices(config, { logger });
   try {
     return await work(deps);

@@ -38,6 +38,10 @@ t.test('rotation: several live credentials; a revoked one answers 401 on the ver
   t.equal(revoked.status, 401);
   t.equal(revoked.body.code, 'E_UNAUTHORIZED');
   t.equal((await use(second)).status, 200, 'the other credential is untouched');
+  const keyOnly = (key: string) =>
+    server.request('GET', '/hub/app-config', { headers: { [server.deps.config.names.appKeyHeader]: key } });
+  t.equal((await keyOnly(first.key)).status, 401, 'a revoked key no longer opens /hub/app-config');
+  t.equal((await keyOnly(second.key)).status, 200);
 });
 
 t.test("another application's credentials answer 403", async (t) => {

@@ -229,6 +229,15 @@ t.test('passivation, the resident cap, and reload from the snapshot', async (t) 
   t.same(await send('d2', 'door.knock'), { state: 'closed', context: { name: 'd2', opens: 0, knocks: 2 } });
 });
 
+t.test('SVC_MAX_ACTORS caps the resident actors of a running server', async (t) => {
+  const server = await startServer(t, { machines: testMachines, extraRoutes: doorRoutes, env: { SVC_MAX_ACTORS: '2' } });
+  for (const id of ['c1', 'c2', 'c3', 'c4']) {
+    t.equal((await server.request('POST', `/test/doors/${id}`, { body: { name: id } })).status, 200);
+    t.ok(server.deps.runtime.residentCount <= 2, `at most 2 resident after ${id}`);
+  }
+  t.equal((await server.request('POST', '/test/doors/c1/open')).body.state, 'open', 'an evicted door still answers');
+});
+
 t.test('a removed actor is gone, from disk and from memory', async (t) => {
   const server = await openDoorServer(t);
   await server.request('POST', '/test/doors/r', { body: { name: 'gone' } });
