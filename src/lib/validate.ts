@@ -2,10 +2,20 @@ import * as v from 'valibot';
 import { validationError, type FieldErrors } from './errors.js';
 import type { RequestContext } from '../http/context.js';
 
-/** valibot issues as ADDENDUM §7 `field_errors`, keyed by the dotted path of the offending value. */
+/** `config.redirect_uris[1]`: where an issue lies, written the way a caller writes it; `body` for the whole input. */
+function issuePath(issue: v.BaseIssue<unknown>): string {
+  let path = '';
+  for (const { key } of issue.path ?? []) {
+    if (typeof key === 'number') path += `[${key}]`;
+    else path += path === '' ? String(key) : `.${String(key)}`;
+  }
+  return path === '' ? 'body' : path;
+}
+
+/** valibot issues as ADDENDUM §7 `field_errors`, keyed by the path of the offending value. */
 export function fieldErrorsOf(issues: readonly v.BaseIssue<unknown>[]): FieldErrors {
   const errors: FieldErrors = {};
-  for (const issue of issues) (errors[v.getDotPath(issue) ?? 'body'] ??= []).push(issue.message);
+  for (const issue of issues) (errors[issuePath(issue)] ??= []).push(issue.message);
   return errors;
 }
 

@@ -27,8 +27,8 @@ export interface Store {
 
 export function openStore(path: string): Store {
   mkdirSync(path, { recursive: true });
-  // noSubdir explicitly: lmdb-js otherwise treats a directory name with a dot (`data.v1`) as a file name.
-  const root = open({ path, noSubdir: false, compression: false, maxDbs: 64 });
+  // noSubdir explicitly: lmdb-js would otherwise take a dotted directory name for a file name.
+  const root = open({ path, compression: false, maxDbs: 64, noSubdir: false });
   const dbs = new Map<string, Database<any, Key>>();
   return {
     path,
