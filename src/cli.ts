@@ -1,4 +1,5 @@
-import { runCli, type CliIo } from './cli/run.js';
+import { runCli } from './cli/run.js';
+import type { CliIo } from './cli/command.js';
 
 /** `npm run svc -- <command>`: the operator CLI (see src/cli/commands.ts). */
 const io: CliIo = {

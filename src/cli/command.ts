@@ -3,16 +3,20 @@ import type { Config } from '../config.js';
 
 export type CommandOptions = NonNullable<ParseArgsConfig['options']>;
 
-export interface CommandInput {
+/** Where a command's output goes. */
+export interface CliIo {
+  /** Writes one result to stdout (JSON for anything structured, so scripts can read it). */
+  print(text: string): void;
+  /** Writes a note for the operator to stderr. */
+  note(text: string): void;
+}
+
+export interface CommandInput extends CliIo {
   /** Parsed `--name value` options. */
   options: Record<string, string | boolean | undefined>;
   /** Arguments after the command name that are not options, as many as `Command.positionals` names. */
   positionals: string[];
   config: Config;
-  /** Writes one result to stdout (JSON for anything structured, so scripts can read it). */
-  print(text: string): void;
-  /** Writes a note for the operator to stderr. */
-  note(text: string): void;
 }
 
 /** One CLI command: `npm run svc -- <name> <options>`. */

@@ -2,13 +2,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Env } from '../config.js';
 import { ApiError } from '../lib/errors.js';
 import { BackupError } from '../storage/backup.js';
-import { UsageError, type Command } from './command.js';
+import { UsageError, type CliIo, type Command } from './command.js';
 import { commands } from './commands.js';
-
-export interface CliIo {
-  print(text: string): void;
-  note(text: string): void;
-}
 
 /** The command named by the longest matching run of leading words (`app create`, `backup`). */
 function findCommand(argv: string[]): { name: string; command: Command; rest: string[] } | undefined {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -87,10 +87,13 @@ async function build(out: string): Promise<void> {
   }
 }
 
-/** Builds of older source states are dead weight once a newer one is complete. */
+/** Builds of older source states are dead weight; those an hour old cannot still be in use by a run. */
 async function removeOtherBuilds(keep: string): Promise<void> {
+  const cutoff = Date.now() - 60 * 60_000;
   for (const name of await readdir(BUILDS)) {
     const path = join(BUILDS, name);
-    if (path !== keep && !name.endsWith('.lock')) await rm(path, { recursive: true, force: true });
+    if (path === keep || name.endsWith('.lock') || existsSync(`${path}.lock`)) continue;
+    const finished = await stat(join(path, 'complete')).catch(() => undefined);
+    if (!finished || finished.mtimeMs < cutoff) await rm(path, { recursive: true, force: true });
   }
 }
