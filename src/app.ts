@@ -4,6 +4,7 @@ import { createHttpServer, type HttpServer } from './http/server.js';
 import { systemRoutes } from './features/system/routes.js';
 import { applicationRoutes } from './features/applications/routes.js';
 import { oidcClientRoutes } from './features/oidc-clients/routes.js';
+import { userRoutes } from './features/users/routes.js';
 import { adminRoutes } from './features/admin/routes.js';
 
 /** Every route of the service, feature by feature. */
@@ -12,6 +13,7 @@ export function buildRoutes(deps: Deps): Route[] {
     ...systemRoutes(deps),
     ...applicationRoutes(deps),
     ...oidcClientRoutes(deps),
+    ...userRoutes(deps),
     ...adminRoutes(deps),
   ]);
 }

@@ -142,7 +142,7 @@ export class ActorRuntime {
     effects: Array<() => void>,
   ): Turn {
     const now = this.options.clock.now();
-    /** Actors this turn removed: gone for the rest of the turn, whatever LMDB still says before the commit. */
+    // Removed in this turn: gone for the rest of it, even though LMDB still holds them until the commit.
     const removed = new Set<string>();
     const requireLock = (kind: string, key: Key[]) => {
       const id = actorLockKey(kind, key);
@@ -193,7 +193,7 @@ export class ActorRuntime {
       },
       remove: (kind: string, key: Key[]) => {
         const id = requireLock(kind, key);
-        // Out of memory now, so no later turn finds a resident of an actor that no longer exists.
+        // A removed actor must not stay resident, or later turns would still find it.
         this.evict(id);
         removed.add(id);
         const table = this.table(kind);

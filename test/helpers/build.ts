@@ -43,7 +43,14 @@ const isAlive = (pid: number) => {
  * (no `dist/` needed) and never touches `dist/src`, which `npm start` owns.
  * Returns the build root: `<root>/src/main.js`, `<root>/src/cli.js`.
  */
-export async function compiledService(): Promise<string> {
+export function compiledService(): Promise<string> {
+  // One build per test process, so a source edit during a run cannot mix builds within a file.
+  return (buildOfThisProcess ??= buildOnce());
+}
+
+let buildOfThisProcess: Promise<string> | undefined;
+
+async function buildOnce(): Promise<string> {
   const out = join(BUILDS, sourceHash());
   const complete = join(out, 'complete');
   const lock = `${out}.lock`;
