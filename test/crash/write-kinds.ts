@@ -53,4 +53,36 @@ const credentialCreate: WriteKind<{ key: string; masked: string }> = {
   },
 };
 
-export const writeKinds: WriteKind<any>[] = [applicationCreate, credentialCreate];
+const platformHeaders = ({ defaultApp }: CrashContext) => ({
+  'x-svc-app-key': defaultApp.key,
+  'x-svc-app-secret': defaultApp.secret,
+  'content-type': 'application/json',
+});
+
+const profileUpsert: WriteKind<{ userId: string; firstName: string }> = {
+  name: 'profile upsert (platform API)',
+  async write(context, n) {
+    const userId = `crash-user-${n}`;
+    const firstName = `Crash ${n}`;
+    const path = `/applications/${context.defaultApp.id}/users/${userId}/data`;
+    const res = await fetch(context.server.url + path, {
+      method: 'PUT',
+      headers: platformHeaders(context),
+      body: JSON.stringify({ data: { first_name: firstName } }),
+    });
+    await res.arrayBuffer();
+    return res.ok ? { userId, firstName } : undefined;
+  },
+  async missing(context, acks) {
+    const lost = [];
+    for (const ack of acks) {
+      const path = `/applications/${context.defaultApp.id}/users/${ack.userId}/data`;
+      const res = await fetch(context.server.url + path, { headers: platformHeaders(context) });
+      const profile = res.ok ? await res.json() : undefined;
+      if (profile?.data?.first_name !== ack.firstName) lost.push(ack);
+    }
+    return lost;
+  },
+};
+
+export const writeKinds: WriteKind<any>[] = [applicationCreate, credentialCreate, profileUpsert];
