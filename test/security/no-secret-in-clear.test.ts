@@ -33,6 +33,9 @@ t.test('secrets appear neither in the data dir nor in debug logs', async (t) => 
       headers: { [server.deps.config.names.appKeyHeader]: credential.key },
     });
     t.equal(config.status, 200);
+    const profilePath = `/applications/${credential.id}/users/secret-keeper/data`;
+    t.equal((await server.request('PUT', profilePath, { app: credential, body: { data: { first_name: 'Kept' } } })).status, 200);
+    t.equal((await server.request('GET', profilePath, { app: credential })).status, 200);
     const wrong = { ...credential, secret: credential.secret.slice(0, -2) + 'xx' };
     t.equal((await server.request('GET', probePath(credential.id), { app: wrong })).status, 401);
   }
@@ -51,6 +54,7 @@ t.test('secrets appear neither in the data dir nor in debug logs', async (t) => 
   const logs = logLines.join('');
   t.match(logs, /"route":"GET \/applications\/:app\/probe"/, 'the requests were logged at debug');
   t.match(logs, /"route":"POST \/admin\/applications"/);
+  t.match(logs, /"route":"PUT \/applications\/:app\/users\/:user\/data"/);
   for (const secret of [...secrets, pepper.toString('hex'), pepper.toString('base64'), pepper.toString('base64url')]) {
     t.notOk(logs.includes(secret), `the logs do not hold ${secret.slice(0, 6)}…`);
   }
