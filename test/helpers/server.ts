@@ -126,3 +126,6 @@ export async function request(
   if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
+
+/** `secret` with its last character changed: always wrong, whatever that character was. */
+export const alteredSecret = (secret: string) => `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
