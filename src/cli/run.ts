@@ -35,9 +35,12 @@ function parseCommandArgs(name: string, command: Command, rest: string[]) {
 export async function runCli(argv: string[], env: Env, io: CliIo): Promise<number> {
   const found = findCommand(argv);
   if (!found) {
-    const asked = argv.length === 0 || argv[0] === 'help' || argv[0] === '--help';
-    io.note(asked ? usage() : `Unknown command: ${argv.join(' ')}\n\n${usage()}`);
-    return asked ? 0 : 2;
+    if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help') {
+      io.print(usage());
+      return 0;
+    }
+    io.note(`Unknown command: ${argv.join(' ')}\n\n${usage()}`);
+    return 2;
   }
   const { name, command, rest } = found;
   try {

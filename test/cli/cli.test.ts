@@ -52,7 +52,7 @@ t.test('bad calls fail with a clear message and change nothing', async (t) => {
   t.equal(listed.length, 2, 'no application was created');
   const help = await cli('help');
   t.equal(help.code, 0);
-  t.match(help.stderr, /app create --name N/);
+  t.match(help.stdout, /app create --name N/);
 });
 
 t.test('credentials made and revoked by the CLI count at once in a running server', async (t) => {
