@@ -1,35 +1,32 @@
 import t from 'tap';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { startServer } from '../../helpers/server.js';
-import { signInByLink } from '../../helpers/sign-in.js';
+import { linkPath, refreshWith, signInByLink } from '../../helpers/sign-in.js';
+import { storedBytes } from '../../helpers/data-files.js';
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
-
-t.test('no refresh token or link id is stored in clear', async (t) => {
+t.test('no refresh token or link id is stored or logged in clear', async (t) => {
   const dataDir = t.testdir();
-  const server = await startServer(t, { dataDir });
+  const logLines: string[] = [];
+  const server = await startServer(t, {
+    dataDir,
+    env: { SVC_LOG_LEVEL: 'debug' },
+    logDestination: { write: (line: string) => void logLines.push(line) },
+  });
   const signedIn = await signInByLink(server, 'ada@example.com');
-  const refreshed = await server.request('POST', '/hub/auth/token', { body: { refresh_token: signedIn.refresh_token } });
-  const pending = await server.request('POST', '/me/auth/magic', { token: refreshed.body.access_token });
+  const refreshed = (await refreshWith(server, signedIn.refresh_token)).body;
+  const pending = await server.request('POST', '/me/auth/magic', { token: refreshed.access_token });
+  const refused = await server.request('GET', linkPath(signedIn.link));
+  t.equal(refused.status, 410, 'a refused redemption is logged too');
   await server.close();
 
-  const secrets = [signedIn.refresh_token, refreshed.body.refresh_token, signedIn.link, pending.body.link].map(
-    (value) => value.slice(value.lastIndexOf('/') + 1),
-  );
-  t.equal(secrets.length, 4);
-  const files = filesUnder(dataDir);
-  t.ok(files.length > 0, 'the data dir holds the store');
-  for (const file of files) {
-    const bytes = readFileSync(file);
-    for (const secret of secrets) {
-      t.notOk(bytes.includes(secret), `${secret.slice(0, 6)}… not in ${file}`);
-      t.notOk(bytes.includes(Buffer.from(secret, 'base64url')), `nor its raw bytes in ${file}`);
-    }
+  const linkIds = [signedIn.link, pending.body.link].map((link) => link.slice(link.lastIndexOf('/') + 1));
+  const secrets = [signedIn.refresh_token, refreshed.refresh_token, ...linkIds];
+  const stored = storedBytes(dataDir);
+  const logs = logLines.join('');
+  t.match(logs, /"route":"GET \/hub\/auth\/magic\/:id"/, 'redemptions were logged at debug');
+  for (const secret of secrets) {
+    t.notOk(stored.includes(secret), `${secret.slice(0, 6)}… is not stored`);
+    t.notOk(stored.includes(Buffer.from(secret, 'base64url')), 'nor are its raw bytes');
+    t.notOk(logs.includes(secret), 'nor is it logged');
   }
+  t.notOk(logs.includes(refreshed.access_token), 'no access token is logged');
 });
