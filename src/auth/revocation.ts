@@ -2,7 +2,7 @@ import { decodeTime } from 'ulid';
 import type { UserContext } from '../../machines/user.machine.js';
 
 /** The start of a session, from its ULID-based ID (0 for a malformed one). */
-export function sessionStart(sid: string): number {
+function sessionStart(sid: string): number {
   try {
     return decodeTime(sid.slice(sid.indexOf('_') + 1));
   } catch {

@@ -58,7 +58,7 @@ export class SigningKeys {
     this.keys = await Promise.all(stored.map(toSigningKey));
   }
 
-  /** Picks up keys rotated by another process (`keys rotate` from the CLI); a key-list read when nothing changed. */
+  /** Picks up keys rotated by another process (`keys rotate`); only a key-list read when nothing changed. */
   async refresh(): Promise<void> {
     const stored = [...this.db.getKeys({})].map(String).sort().join(' ');
     const loaded = this.keys.map((k) => k.kid).sort().join(' ');
