@@ -14,6 +14,8 @@ import { SigningKeys } from './auth/signing-keys.js';
 import { AccessTokens } from './auth/access-tokens.js';
 import { requireUser } from './auth/bearer-auth.js';
 import { requireAppCredentials } from './auth/platform-auth.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { thenLimit, limitByIp } from './auth/rate-limited-steps.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -60,8 +62,13 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     profiles,
     signingKeys,
     accessTokens,
-    requireUser: requireUser(accessTokens, users, clock),
-    requireApp: requireAppCredentials(config, apps),
+    requireUser: thenLimit(requireUser(accessTokens, users, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
+      ctx.method !== 'GET' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
+    ),
+    requireApp: thenLimit(requireAppCredentials(config, apps), new RateLimiter(config.rateLimits.app, clock), (ctx) =>
+      ctx.caller?.kind === 'app' ? ctx.caller.key : undefined,
+    ),
+    limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock)),
   };
 }
 
