@@ -193,6 +193,8 @@ export class ActorRuntime {
         touched.add(id);
         const table = this.table(kind);
         writes.push(() => table.remove(key));
+        // A removed actor must not stay resident, or the next turn would find it again.
+        effects.push(() => this.evict(id));
       },
       put: (db, key, value) => writes.push(() => db.put(key, value)),
       del: (db, key) => writes.push(() => db.remove(key)),
