@@ -37,3 +37,25 @@ export const as = (server: TestServer, who: Person) => ({
   put: (path: string, body?: unknown) => server.request('PUT', path, { token: who.token, body }),
   del: (path: string) => server.request('DELETE', path, { token: who.token }),
 });
+
+interface Assert {
+  same(found: unknown, wanted: unknown, message?: string): unknown;
+}
+
+/**
+ * Each user's profile `groups` equals what the platform endpoints answer right now for those groups
+ * and members (the member without its `profile`), and lists exactly the groups the user is in.
+ */
+export async function assertProfilesConsistent(t: Assert, server: TestServer, userIds: string[]): Promise<void> {
+  const api = platform(server);
+  for (const userId of userIds) {
+    const listed = profileGroups(server, userId);
+    const expected = [];
+    for (const { group } of listed) {
+      const [g, members] = await Promise.all([api.get(`/groups/${group.id}`), api.get(`/groups/${group.id}/members?lookup_filter=${userId}`)]);
+      const { profile, ...member } = members.body.results[0] ?? {};
+      expected.push({ group: g.body, member });
+    }
+    t.same(listed, expected, `profile groups of ${userId} match the groups`);
+  }
+}
