@@ -16,8 +16,8 @@ export async function groupOf(server: TestServer, owner: Person, name = 'Crew') 
 }
 
 /** The `groups` array of a user's prepared platform profile. */
-export function profileGroups(server: TestServer, userId: string): any[] {
-  const bytes = server.deps.profiles.platformBytes(server.app.id, userId);
+export function profileGroups(server: TestServer, userId: string, appId = server.app.id): any[] {
+  const bytes = server.deps.profiles.platformBytes(appId, userId);
   if (!bytes) throw new Error(`no profile for ${userId}`);
   return JSON.parse(Buffer.from(bytes).toString()).groups;
 }
