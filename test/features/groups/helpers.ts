@@ -39,7 +39,7 @@ export const as = (server: TestServer, who: Person) => ({
 });
 
 interface Assert {
-  same(found: unknown, wanted: unknown, message?: string): unknown;
+  same(found: unknown, wanted: unknown, message: string): unknown;
 }
 
 /**
