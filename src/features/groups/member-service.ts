@@ -35,12 +35,20 @@ export class MemberService {
     });
   }
 
-  /** Replaces a member's roles; 409 `E_LAST_OWNER` if that takes `owner` from the last active owner. */
+  /**
+   * Replaces a member's roles; 409 `E_LAST_OWNER` if that takes `owner` from the last active owner.
+   * A member still waiting on its invite passes the roles to the invite, which grants them on acceptance.
+   */
   async setRoles(acting: Acting, groupId: string, memberId: string, roles: string[]): Promise<MemberView> {
     const { appId } = acting;
     return runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId)], (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const member = edit.sendMember(memberId, { type: 'member.setRoles', roles, at: turn.now });
+      const invite = member.context.invite_id === undefined ? undefined : edit.invite(member.context.invite_id);
+      if (invite?.state === 'pending') {
+        const { redirect_url, app_variant_id } = invite.context;
+        edit.sendInvite(invite.context.id, { type: 'invite.update', roles, redirect_url, app_variant_id });
+      }
       edit.finish();
       return member;
     });

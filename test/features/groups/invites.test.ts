@@ -111,6 +111,11 @@ t.test('invite rules: one pending invite per user, members are not invited, firs
   t.equal(updated.body.redirect_url, 'https://app.example/x');
   const member = (await api.get(`/groups/${group.id}/members?lookup_filter=${userId}`)).body.results[0];
   t.same(member.roles, ['writer', 'owner'], 'the update carried its roles to the pending member');
+  const memberPut = await api.put(`/groups/${group.id}/members/${member.id}`, { roles: ['owner', 'chief'] });
+  t.same(memberPut.body.roles, ['owner', 'chief']);
+  const carried = await api.get(`/groups/${group.id}/invites/${first.body.invitation.id}`);
+  t.same(carried.body.roles, ['owner', 'chief'], "a pending member's new roles go to its invite");
+  t.equal(carried.body.redirect_url, 'https://app.example/x', 'and leave the rest of the invite as it was');
 
   const other = await api.put(`/groups/${group.id}/invites/${first.body.invitation.id}`, { email: 'x@example.com', roles: [] });
   t.equal(other.status, 400, 'an invite keeps its user');
