@@ -39,7 +39,7 @@ interface Revealed {
   secret: string;
 }
 
-const clientCount = (appId: string): Key => ['oidc_clients', appId];
+export const clientCount = (appId: string): Key => ['oidc_clients', appId];
 const clientLock = (appId: string, clientId: string) => `oidc_client:${appId}\u0000${clientId}`;
 
 /**
