@@ -47,9 +47,6 @@ export class GroupEdit {
   private groupChanged = false;
   private readonly changedMembers = new Set<string>();
   private readonly removedUsers = new Set<string>();
-  /** Removals are staged; the turn's residents still answer for them until the commit. */
-  private readonly removedMembers = new Set<string>();
-  private readonly removedInvites = new Set<string>();
   /** Members created in this turn, by user: not yet in the committed user → member index. */
   private readonly createdFor = new Map<string, string>();
   group: GroupView;
@@ -85,7 +82,6 @@ export class GroupEdit {
   }
 
   member(memberId: string): MemberView | undefined {
-    if (this.removedMembers.has(memberId)) return undefined;
     return this.turn.get<MemberContext>(MEMBER_KIND, memberKey(this.appId, this.groupId, memberId));
   }
 
@@ -96,7 +92,6 @@ export class GroupEdit {
   }
 
   invite(inviteId: string): InviteView | undefined {
-    if (this.removedInvites.has(inviteId)) return undefined;
     return this.turn.get<InviteContext>(INVITE_KIND, inviteKey(this.appId, this.groupId, inviteId));
   }
 
@@ -155,7 +150,6 @@ export class GroupEdit {
     const inviteId = member.context.invite_id;
     if (inviteId !== undefined && this.invite(inviteId)?.state === 'pending') this.removeInvite(inviteId, false);
     this.turn.remove(MEMBER_KIND, memberKey(this.appId, this.groupId, memberId));
-    this.removedMembers.add(memberId);
     this.track(member, undefined);
     this.changedMembers.delete(memberId);
     this.removedUsers.add(member.context.user_id);
@@ -187,7 +181,6 @@ export class GroupEdit {
     this.hold([inviteLock(this.appId, this.groupId, inviteId)]);
     const invite = this.requireInvite(inviteId);
     this.turn.remove(INVITE_KIND, inviteKey(this.appId, this.groupId, inviteId));
-    this.removedInvites.add(inviteId);
     this.deps.invites.remove(this.turn, invite);
     this.delta.invites -= 1;
     const memberId = invite.context.member_id;

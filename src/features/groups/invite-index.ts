@@ -21,6 +21,10 @@ export class InviteIndex {
     turn.del(this.byUser, this.keyOf(invite));
   }
 
+  has(invite: InviteView): boolean {
+    return this.byUser.doesExist(this.keyOf(invite));
+  }
+
   /** Committed invite IDs of a user in a group, oldest first. */
   idsOf(appId: string, groupId: string, userId: string): string[] {
     const keys = this.byUser.getKeys({ start: [appId, groupId, userId, ''], end: [appId, groupId, userId, HIGH_KEY] });

@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
 import { profileGroups } from './helpers.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { allInvariants } from '../../../src/verify/all.js';
 
 // An acknowledged acceptance survives kill -9, and no acceptance is ever half applied: the invite
 // and its member move in one commit, so after a crash they agree, and member_count agrees with both.
@@ -103,4 +105,5 @@ t.test('an acknowledged acceptance is never half applied after SIGKILL', async (
   const stored = runtime.read<any>('group', [app.id, group.id])!;
   t.equal(stored.context.tally.active, 1 + accepted, 'member_count counts exactly the accepted and the owner');
   t.equal(profileGroups(after, owner.userId, app.id)[0].group.member_count, 1 + accepted, "the owner's profile shows that count");
+  t.same(verifyStore(after.deps, allInvariants).problems, [], 'every stored invariant holds after the crash');
 });

@@ -1,6 +1,8 @@
 import t from 'tap';
 import fc from 'fast-check';
 import { startServer } from '../../helpers/server.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { groupInvariants } from '../../../src/features/groups/invariants.js';
 import { as, assertProfilesConsistent, groupOf, person, platform, type Person } from './helpers.js';
 
 // Random sequences of member and invite operations against one group: whatever each answers, no
@@ -74,6 +76,7 @@ t.test('member and invite operations keep counts, pairs and profiles consistent'
       const pendingUsers = invites.results.filter((i: any) => i.state === 'pending').map((i: any) => i.ensured_user_id);
       t.equal(new Set(pendingUsers).size, pendingUsers.length, 'one pending invite per user');
       await assertProfilesConsistent(t, server, [owner.userId, ...people.map((p) => p.userId)]);
+      t.same(verifyStore(server.deps, groupInvariants).problems, [], 'the stored invariants hold');
     }),
     { numRuns: 12 },
   );
