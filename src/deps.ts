@@ -10,6 +10,7 @@ import type { ProfileViews } from './features/users/profile-views.js';
 import type { SigningKeys } from './auth/signing-keys.js';
 import type { AccessTokens } from './auth/access-tokens.js';
 import type { Step } from './http/route.js';
+import type { GroupsCore } from './features/groups/core.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -23,6 +24,8 @@ export interface Deps {
   metrics: Metrics;
   users: UserDirectory;
   profiles: ProfileViews;
+  /** Groups, members and invites: their tables and the user → groups index. */
+  groups: GroupsCore;
   signingKeys: SigningKeys;
   accessTokens: AccessTokens;
   /** The `/me` authentication step. */

@@ -10,6 +10,7 @@ import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
 import { ProfileViews } from './features/users/profile-views.js';
 import { UserDirectory } from './features/users/directory.js';
+import { createGroupsCore } from './features/groups/core.js';
 import { ActivityStamps, withActivity } from './features/users/activity.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { AccessTokens } from './auth/access-tokens.js';
@@ -42,6 +43,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const apps = new ApplicationStore(store, pepper, clock);
   const profiles = new ProfileViews(store, runtime, apps, config);
   const users = new UserDirectory(store, runtime, profiles);
+  const groups = createGroupsCore({ store, runtime, users, profiles });
   const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000);
   const accessTokens = new AccessTokens(config, signingKeys, clock);
   const metrics = createMetrics();
@@ -61,6 +63,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     metrics,
     users,
     profiles,
+    groups,
     signingKeys,
     accessTokens,
     // Activity is stamped only on calls the rate limit let through.

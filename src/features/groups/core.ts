@@ -17,7 +17,7 @@ export interface GroupsCore {
   names: GroupNames;
 }
 
-export function createGroupsCore(deps: Deps): GroupsCore {
+export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' | 'profiles'>): GroupsCore {
   return {
     runtime: deps.runtime,
     users: deps.users,

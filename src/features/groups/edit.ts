@@ -54,7 +54,7 @@ export class GroupEdit {
   constructor(
     private readonly deps: GroupEditDeps,
     readonly turn: Turn,
-    private readonly hold: Hold,
+    readonly hold: Hold,
     readonly appId: string,
     readonly groupId: string,
   ) {
@@ -210,11 +210,11 @@ export class GroupEdit {
 
   /**
    * Stages the group's new totals and its profiles' pairs. 409 `E_LAST_OWNER` when the turn would
-   * leave a group that had an active owner without one.
+   * leave a group that had an active owner without one (unless `ownerRule` is off: a user deleted).
    */
-  finish(): GroupView {
+  finish(options: { ownerRule: boolean } = { ownerRule: true }): GroupView {
     const owners = this.group.context.tally.owners;
-    if (owners > 0 && owners + this.delta.owners <= 0) {
+    if (options.ownerRule && owners > 0 && owners + this.delta.owners <= 0) {
       throw conflict('E_LAST_OWNER', 'The last owner of a group cannot be removed or lose the owner role');
     }
     if (Object.values(this.delta).some((n) => n !== 0)) {

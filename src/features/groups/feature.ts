@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { Route, Step } from '../../http/route.js';
-import { createGroupsCore, type GroupsCore } from './core.js';
+import type { GroupsCore } from './core.js';
 import { GroupService } from './group-service.js';
 import { InviteService } from './invite-service.js';
 import { MemberService } from './member-service.js';
@@ -22,7 +22,7 @@ export interface GroupsFeature {
 }
 
 export function createGroupsFeature(deps: Deps): GroupsFeature {
-  const core = createGroupsCore(deps);
+  const core = deps.groups;
   const showMember = (member: MemberView) => renderMember(member, deps.users.get(member.context.appId, member.context.user_id));
   return {
     deps,

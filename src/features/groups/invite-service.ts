@@ -57,7 +57,7 @@ export class InviteService {
     const locks = [inviteLock(appId, groupId, inviteId), memberLock(appId, groupId, memberId), ...target.locks];
     return runEdit(this.core, appId, groupId, locks, (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
-      const userId = target.resolve(turn);
+      const userId = target.resolve(turn, edit.hold);
       if (this.pendingInviteOf(edit, userId)) {
         throw conflict('E_INVITE_EXISTS', `User ${userId} already has a pending invite to this group`);
       }

@@ -25,7 +25,7 @@ export class MemberService {
     return runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId), ...target.locks], (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const member = edit.addMember(memberId, {
-        userId: target.resolve(turn),
+        userId: target.resolve(turn, edit.hold),
         roles: request.roles,
         state: request.state,
         addedBy: partyOf(acting),

@@ -1,4 +1,5 @@
 import type { ActorRuntime, Turn } from '../../runtime/runtime.js';
+import { HIGH_KEY, type Key } from '../../storage/store.js';
 import type { ProfileViews } from '../users/profile-views.js';
 import type { UserDirectory } from '../users/directory.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
@@ -36,6 +37,12 @@ export class GroupMemberships {
   /** The committed member ID of a user in a group. */
   memberIdOf(appId: string, userId: string, groupId: string): string | undefined {
     return this.profiles.memberships.get([appId, userId, groupId])?.member.id as string | undefined;
+  }
+
+  /** Committed IDs of the groups in which a user has a member record. */
+  groupIdsOf(appId: string, userId: string): string[] {
+    const keys = this.profiles.memberships.getKeys({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
+    return [...keys].map((key) => (key as Key[])[2] as string);
   }
 
   /** Stages the pairs of a group change; call once per turn, after its last change to the group. */

@@ -1,11 +1,13 @@
 import { notFound } from '../../lib/errors.js';
 import type { Turn } from '../../runtime/runtime.js';
+import type { Hold } from './locking.js';
 import { USER_KIND, userKey, userLock, type UserDirectory, type UserRef } from '../users/directory.js';
 
 /** How a member or invite body's user is found: the locks to take, then `resolve` inside the turn. */
 export interface UserTarget {
   locks: string[];
-  resolve(turn: Turn): string;
+  /** The user's ID; the turn then holds the user's lock, so the user cannot be deleted under it. */
+  resolve(turn: Turn, hold: Hold): string;
 }
 
 /**
@@ -23,5 +25,12 @@ export function userTarget(users: UserDirectory, appId: string, ref: UserRef): U
     };
   }
   const plan = users.planEnsure(appId, ref);
-  return { locks: plan.locks, resolve: (turn) => plan.apply(turn).userId };
+  return {
+    locks: plan.locks,
+    resolve: (turn, hold) => {
+      const { userId } = plan.apply(turn);
+      hold([userLock(appId, userId)]);
+      return userId;
+    },
+  };
 }

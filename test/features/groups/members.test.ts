@@ -1,5 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { allInvariants } from '../../../src/verify/all.js';
 import { as, assertProfilesConsistent, groupOf, person, platform } from './helpers.js';
 
 t.test('platform member create: by user_id, email or phone; first member gets owner', async (t) => {
@@ -166,4 +168,27 @@ t.test('concurrent adds of the same user: one member, one 409', async (t) => {
   t.equal(after.body.member_count, 1);
   t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 1);
   t.equal(server.deps.users.count(server.app.id), 1);
+});
+
+t.test('deleting a user removes its members, pending invites and pairs in the same turn', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const bobsOwn = await groupOf(server, bob, 'Solo');
+  await api.post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: ['owner'] });
+  const other = (await api.post('/groups', { name: 'Other' })).body;
+  const invite = (await api.post(`/groups/${other.id}/invites`, { user_id: bob.userId, roles: [] })).body.invitation;
+
+  const deleted = await server.request('DELETE', `/applications/${server.app.id}/users/${bob.userId}/data`, { app: server.app });
+  t.equal(deleted.status, 204);
+  t.equal((await api.get(`/groups/${group.id}`)).body.member_count, 1);
+  t.equal((await api.get(`/groups/${group.id}/members?lookup_filter=${bob.userId}`)).body.total_results, 0);
+  t.equal((await api.get(`/groups/${other.id}/invites/${invite.id}`)).status, 404, 'its pending invite went with its member');
+  const solo = await api.get(`/groups/${bobsOwn.group.id}`);
+  t.equal(solo.body.member_count, 0, 'a group whose last owner was deleted stays, without members');
+  t.same(server.deps.profiles.groupsOf(server.app.id, bob.userId), []);
+  await assertProfilesConsistent(t, server, [ada.userId]);
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
 });
