@@ -1,5 +1,7 @@
 import type { TestServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { groupInvariants } from '../../../src/features/groups/invariants.js';
 
 export interface Person {
   userId: string;
@@ -43,13 +45,14 @@ interface Assert {
 }
 
 /**
- * Each user's profile `groups` equals what the platform endpoints answer right now for those groups
- * and members (the member without its `profile`), and lists exactly the groups the user is in.
+ * Each user's profile `groups` (`GET /applications/{app}/users/{user}/data`) equals what the group
+ * endpoints answer right now for those groups and members (the member without its `profile`).
  */
 export async function assertProfilesConsistent(t: Assert, server: TestServer, userIds: string[]): Promise<void> {
   const api = platform(server);
   for (const userId of userIds) {
-    const listed = profileGroups(server, userId);
+    const listed = (await api.get(`/users/${userId}/data`)).body.groups;
+    t.same(listed, profileGroups(server, userId), 'the profile endpoint serves the read model');
     const expected = [];
     for (const { group } of listed) {
       const [g, members] = await Promise.all([api.get(`/groups/${group.id}`), api.get(`/groups/${group.id}/members?lookup_filter=${userId}`)]);
@@ -58,4 +61,5 @@ export async function assertProfilesConsistent(t: Assert, server: TestServer, us
     }
     t.same(listed, expected, `profile groups of ${userId} match the groups`);
   }
+  t.same(verifyStore(server.deps, groupInvariants).problems, [], 'no member lacks its pair, no pair its member');
 }
