@@ -20,7 +20,7 @@ export class GroupService {
     const { appId } = acting;
     const groupId = newId('group');
     const memberId = newId('member');
-    const locks = [groupLock(appId, groupId), memberLock(appId, groupId, memberId)];
+    const locks = [groupLock(appId, groupId), ...(acting.kind === 'user' ? [memberLock(appId, groupId, memberId)] : [])];
     return runHolding(this.core.runtime, locks, (turn, hold) => {
       turn.create<GroupContext>(GROUP_KIND, groupKey(appId, groupId), {
         appId,
