@@ -5,6 +5,7 @@ import { systemRoutes } from './features/system/routes.js';
 import { applicationRoutes } from './features/applications/routes.js';
 import { oidcClientRoutes } from './features/oidc-clients/routes.js';
 import { userRoutes } from './features/users/routes.js';
+import { adminRoutes } from './features/admin/routes.js';
 import { groupRoutes } from './features/groups/routes.js';
 
 /** Every route of the service, feature by feature. */
@@ -14,6 +15,7 @@ export function buildRoutes(deps: Deps): Route[] {
     ...applicationRoutes(deps),
     ...oidcClientRoutes(deps),
     ...userRoutes(deps),
+    ...adminRoutes(deps),
     ...groupRoutes(deps),
   ]);
 }
@@ -25,11 +27,11 @@ function limitSignInRoutes(deps: Deps, routes: Route[]): Route[] {
   );
 }
 
-/** Builds the HTTP server without listening, so tests and main share it. */
-export function createApp(deps: Deps): HttpServer {
+/** Builds the HTTP server without listening, so tests and main share it (tests may add probe routes). */
+export function createApp(deps: Deps, extraRoutes: Route[] = []): HttpServer {
   const { config, metrics, logger } = deps;
   return createHttpServer({
-    routes: buildRoutes(deps),
+    routes: [...buildRoutes(deps), ...extraRoutes],
     limits: { json: config.jsonLimit, multipart: config.multipartLimit },
     logger,
     corsOrigins: config.corsOrigins,
