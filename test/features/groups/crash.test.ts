@@ -1,10 +1,6 @@
 import t from 'tap';
-import { execFile, spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
-import { promisify } from 'node:util';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startServer } from '../../helpers/server.js';
+import { startChildServer } from '../../helpers/child.js';
 import { tokenFor } from '../../helpers/tokens.js';
 import { profileGroups } from './helpers.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
@@ -13,38 +9,8 @@ import { allInvariants } from '../../../src/verify/all.js';
 // An acknowledged acceptance survives kill -9, and no acceptance is ever half applied: the invite
 // and its member move in one commit, so after a crash they agree, and member_count agrees with both.
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const PUBLIC_URL = 'http://127.0.0.1:9';
 const INVITES = 40;
-
-/** The service compiled inside the checkout (so it resolves node_modules), run as a child process. */
-async function startChild(dataDir: string): Promise<{ url: string; kill(): Promise<void> }> {
-  const out = join(ROOT, 'dist', `groups-crash-${process.pid}`);
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  t.teardown(() => rm(out, { recursive: true, force: true }));
-  await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', out], { cwd: ROOT });
-  const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
-  const child = spawn(process.execPath, [join(out, 'src', 'main.js')], {
-    env: { ...env, SVC_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', SVC_PUBLIC_URL: PUBLIC_URL, SVC_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let stdout = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const listening = /"port":(\d+).*"msg":"listening"/.exec(stdout);
-      if (listening) resolve(Number(listening[1]));
-    });
-    exited.then(() => reject(new Error(`the child exited before listening:\n${stdout}`)));
-  });
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  };
-  t.teardown(kill);
-  return { url: `http://127.0.0.1:${port}`, kill };
-}
 
 t.test('an acknowledged acceptance is never half applied after SIGKILL', async (t) => {
   const dataDir = t.testdir();
@@ -65,7 +31,7 @@ t.test('an acknowledged acceptance is never half applied after SIGKILL', async (
   }
   await setup.close();
 
-  const child = await startChild(dataDir);
+  const child = await startChildServer(t, { dataDir, env });
   const acknowledged = new Set<string>();
   let firstAck!: () => void;
   const someAcknowledged = new Promise<void>((resolve) => (firstAck = resolve));
@@ -84,7 +50,8 @@ t.test('an acknowledged acceptance is never half applied after SIGKILL', async (
     ),
   );
   await Promise.race([someAcknowledged, Promise.all(attempts)]);
-  await child.kill();
+  child.child.kill('SIGKILL');
+  await child.exited;
   await Promise.all(attempts);
   const seenAcks = new Set(acknowledged);
   t.ok(seenAcks.size >= 3, `some acceptances were acknowledged (${seenAcks.size})`);
