@@ -6,7 +6,7 @@ import { InviteIndex } from './invite-index.js';
 import { runHolding, type Hold } from './locking.js';
 import { GroupMemberships } from './memberships.js';
 import { GroupNames } from './names.js';
-import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, groupLock } from './keys.js';
+import { groupLock } from './keys.js';
 
 /** What every groups service shares: the runtime, users and the group feature's own tables. */
 export interface GroupsCore {
@@ -18,8 +18,6 @@ export interface GroupsCore {
 }
 
 export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' | 'profiles'>): GroupsCore {
-  // Opened at start: opening a named database the first time is a write, which no read may cause.
-  for (const kind of [GROUP_KIND, MEMBER_KIND, INVITE_KIND]) deps.runtime.table(kind);
   return {
     runtime: deps.runtime,
     users: deps.users,
