@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { Route, Step } from '../../http/route.js';
+import { notFound } from '../../lib/errors.js';
 import type { GroupsCore } from './core.js';
 import { GroupService } from './group-service.js';
 import { InviteService } from './invite-service.js';
@@ -42,5 +43,19 @@ export const listOf = <T, R>(page: { total: number; items: T[] }, render: (item:
   results: page.items.map(render),
 });
 
-/** Routes that all run behind one authentication step. */
-export const behind = (step: Step, routes: Omit<Route, 'before'>[]): Route[] => routes.map((route) => ({ ...route, before: [step] }));
+const ID_SHAPES = [
+  ['group', /^group_[0-9A-Z]{26}$/],
+  ['member', /^member_[0-9A-Z]{26}$/],
+  ['invite', /^invite_[0-9A-Z]{26}$/],
+] as const;
+
+/** A path ID of a shape we never issue names nothing; it is answered 404 before it reaches LMDB's bounded keys. */
+const idsOfKnownShape: Step = (ctx) => {
+  for (const [param, shape] of ID_SHAPES) {
+    if (ctx.params[param] !== undefined && !shape.test(ctx.params[param])) throw notFound(param);
+  }
+};
+
+/** Routes that all run behind one authentication step, then the path ID check. */
+export const behind = (step: Step, routes: Omit<Route, 'before'>[]): Route[] =>
+  routes.map((route) => ({ ...route, before: [step, idsOfKnownShape] }));

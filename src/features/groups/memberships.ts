@@ -1,5 +1,6 @@
 import type { ActorRuntime, Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Key } from '../../storage/store.js';
+import { EXTERNAL_ID } from '../../lib/ids.js';
 import type { ProfileViews } from '../users/profile-views.js';
 import type { UserDirectory } from '../users/directory.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
@@ -41,6 +42,7 @@ export class GroupMemberships {
 
   /** Committed IDs of the groups in which a user has a member record. */
   groupIdsOf(appId: string, userId: string): string[] {
+    if (!EXTERNAL_ID.test(userId)) return [];
     const keys = this.profiles.memberships.getKeys({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
     return [...keys].map((key) => (key as Key[])[2] as string);
   }

@@ -93,6 +93,7 @@ const ListQuery = v.object({
       v.string(),
       v.transform((list) => [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))]),
       v.maxLength(100, 'lookup_filter holds at most 100 values'),
+      v.check((values) => values.every((value) => value.length <= 320), 'a lookup_filter value is at most 320 characters'),
     ),
   ),
   ensured_user_id: v.optional(UserId),

@@ -132,6 +132,10 @@ t.test('platform groups: create answers the plain group; paging and lookup_filte
     t.equal(res.body.code, 'E_VALIDATION');
   }
   t.equal((await api.get('/groups/group_nope')).body.code, 'E_GROUP_NOT_FOUND');
+  t.equal((await api.get('/groups/group_01JD0000000000000000000000')).body.code, 'E_GROUP_NOT_FOUND');
+  const huge = await api.del(`/groups/${'x'.repeat(5000)}/invites/${'y'.repeat(5000)}`);
+  t.equal(huge.status, 404, 'an ID longer than any key is simply not found');
+  t.equal((await api.get(`/groups?lookup_filter=${'z'.repeat(5000)}`)).status, 400);
 });
 
 t.test('GET /me/groups lists the caller groups of the token app, paged', async (t) => {
