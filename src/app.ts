@@ -7,6 +7,8 @@ import { oidcClientRoutes } from './features/oidc-clients/routes.js';
 import { userRoutes } from './features/users/routes.js';
 import { adminRoutes } from './features/admin/routes.js';
 import { groupRoutes } from './features/groups/routes.js';
+import { sessionRoutes } from './features/sessions/routes.js';
+import { magicLinkRoutes } from './features/magic-links/routes.js';
 
 /** Every route of the service, feature by feature. */
 export function buildRoutes(deps: Deps): Route[] {
@@ -17,6 +19,8 @@ export function buildRoutes(deps: Deps): Route[] {
     ...userRoutes(deps),
     ...adminRoutes(deps),
     ...groupRoutes(deps),
+    ...sessionRoutes(deps),
+    ...magicLinkRoutes(deps),
   ]);
 }
 

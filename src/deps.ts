@@ -11,6 +11,8 @@ import type { SigningKeys } from './auth/signing-keys.js';
 import type { AccessTokens } from './auth/access-tokens.js';
 import type { Step } from './http/route.js';
 import type { GroupsCore } from './features/groups/core.js';
+import type { SessionStore } from './features/sessions/session-store.js';
+import type { MagicLinks } from './features/magic-links/link-store.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -28,6 +30,9 @@ export interface Deps {
   groups: GroupsCore;
   signingKeys: SigningKeys;
   accessTokens: AccessTokens;
+  sessions: SessionStore;
+  /** Magic links; `magicLinks.purposes` is where features register what their links do on redemption. */
+  magicLinks: MagicLinks;
   /** The `/me` authentication step. */
   requireUser: Step;
   /** The platform authentication step (app key and secret). */

@@ -2,6 +2,14 @@ import type { Invariant } from './invariants.js';
 import { userInvariants } from '../features/users/invariants.js';
 import { oidcClientInvariants } from '../features/oidc-clients/invariants.js';
 import { groupInvariants } from '../features/groups/invariants.js';
+import { sessionInvariants } from '../features/sessions/invariants.js';
+import { magicLinkInvariants } from '../features/magic-links/invariants.js';
 
 /** Every invariant of the stored data, feature by feature: what `svc verify` and the crash tests check. */
-export const allInvariants: readonly Invariant[] = [...userInvariants, ...oidcClientInvariants, ...groupInvariants];
+export const allInvariants: readonly Invariant[] = [
+  ...userInvariants,
+  ...oidcClientInvariants,
+  ...groupInvariants,
+  ...sessionInvariants,
+  ...magicLinkInvariants,
+];
