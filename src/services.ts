@@ -13,6 +13,7 @@ import type { MachineRegistry } from './runtime/machines.js';
 import { ProfileViews } from './features/users/profile-views.js';
 import { UserDirectory } from './features/users/directory.js';
 import { createGroupsCore } from './features/groups/core.js';
+import { registerGroupLinkPurposes } from './features/groups/link-purposes.js';
 import { ActivityStamps, withActivity } from './features/users/activity.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { AccessTokens } from './auth/access-tokens.js';
@@ -50,11 +51,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const apps = new ApplicationStore(store, pepper, clock);
   const profiles = new ProfileViews(store, runtime, apps, config);
   const users = new UserDirectory(store, runtime, profiles);
-  const groups = createGroupsCore({ store, runtime, users, profiles });
   const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000);
   const accessTokens = new AccessTokens(config, signingKeys, clock);
   const sessions = new SessionStore(store, pepper);
   const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
+  const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks });
+  registerGroupLinkPurposes(magicLinks.purposes, groups);
   const metrics = createMetrics();
   metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
   metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {

@@ -6,6 +6,7 @@ import { InviteIndex } from './invite-index.js';
 import { runHolding, type Hold } from './locking.js';
 import { GroupMemberships } from './memberships.js';
 import { GroupNames } from './names.js';
+import { InviteLinks } from './invite-links.js';
 import { groupLock } from './keys.js';
 
 /** What every groups service shares: the runtime, users and the group feature's own tables. */
@@ -15,15 +16,17 @@ export interface GroupsCore {
   memberships: GroupMemberships;
   invites: InviteIndex;
   names: GroupNames;
+  links: InviteLinks;
 }
 
-export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' | 'profiles'>): GroupsCore {
+export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' | 'profiles' | 'magicLinks'>): GroupsCore {
   return {
     runtime: deps.runtime,
     users: deps.users,
     memberships: new GroupMemberships(deps.runtime, deps.profiles, deps.users),
     invites: new InviteIndex(deps.store),
     names: new GroupNames(deps.store),
+    links: new InviteLinks(deps.store, deps.magicLinks),
   };
 }
 

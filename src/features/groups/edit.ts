@@ -6,6 +6,7 @@ import type { InviteContext, InviteEvent, InviteInput } from '../../../machines/
 import type { Hold } from './locking.js';
 import type { GroupMemberships } from './memberships.js';
 import type { InviteIndex } from './invite-index.js';
+import type { InviteLinks } from './invite-links.js';
 import {
   GROUP_KIND,
   INVITE_KIND,
@@ -32,6 +33,7 @@ function tallyOf(member: MemberView | undefined): GroupTally {
 export interface GroupEditDeps {
   memberships: GroupMemberships;
   invites: InviteIndex;
+  links: InviteLinks;
 }
 
 export type NewMember = Omit<MemberInput, 'appId' | 'id' | 'groupId' | 'at'>;
@@ -182,6 +184,7 @@ export class GroupEdit {
     const invite = this.requireInvite(inviteId);
     this.turn.remove(INVITE_KIND, inviteKey(this.appId, this.groupId, inviteId));
     this.deps.invites.remove(this.turn, invite);
+    this.deps.links.kill(this.turn, invite);
     this.delta.invites -= 1;
     const memberId = invite.context.member_id;
     if (withMember && invite.state === 'pending' && this.member(memberId)?.state === 'invite_pending') {
@@ -196,7 +199,9 @@ export class GroupEdit {
       ...inviteIds.map((id) => inviteLock(this.appId, this.groupId, id)),
     ]);
     for (const inviteId of inviteIds) {
-      this.deps.invites.remove(this.turn, this.requireInvite(inviteId));
+      const invite = this.requireInvite(inviteId);
+      this.deps.invites.remove(this.turn, invite);
+      this.deps.links.kill(this.turn, invite);
       this.turn.remove(INVITE_KIND, inviteKey(this.appId, this.groupId, inviteId));
     }
     const users = memberIds.map((memberId) => {

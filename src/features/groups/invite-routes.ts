@@ -19,8 +19,8 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
     return { ...rest, ref: userRefOf({ user_id, email, phone }) };
   };
   const create = async (ctx: RequestContext) => {
-    const { invite } = await invites.create(actingOf(ctx), ctx.params.group, requestOf(ctx));
-    return ok({ link: null, invitation: renderInvite(invite) });
+    const { invite, link } = await invites.create(actingOf(ctx), ctx.params.group, requestOf(ctx));
+    return ok({ link, invitation: renderInvite(invite) });
   };
   const update = async (ctx: RequestContext) =>
     ok(renderInvite(await invites.update(actingOf(ctx), ctx.params.group, ctx.params.invite, requestOf(ctx))));

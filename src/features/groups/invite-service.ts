@@ -49,7 +49,7 @@ export class InviteService {
    * 409 `E_INVITE_EXISTS` while the user has a pending invite to the group, `E_MEMBER_EXISTS` if it
    * is an active member; a member record of another state is replaced by the invite's new one.
    */
-  async create(acting: Acting, groupId: string, request: InviteRequest): Promise<{ invite: InviteView; member: MemberView }> {
+  async create(acting: Acting, groupId: string, request: InviteRequest): Promise<{ invite: InviteView; link: string }> {
     const { appId } = acting;
     const inviteId = newId('invite');
     const memberId = newId('member');
@@ -77,8 +77,9 @@ export class InviteService {
         memberId,
         by: authorOf(acting),
       });
+      const link = this.core.links.issue(turn, invite, request.ref);
       edit.finish();
-      return { invite, member };
+      return { invite, link };
     });
   }
 
@@ -116,11 +117,13 @@ export class InviteService {
     });
   }
 
-  /** `…/accept` and `…/reject` on `/me`: the invited user answers. */
+  /** `…/accept` and `…/reject` on `/me`: the invited user answers; the invite's link dies. */
   async answer(appId: string, userId: string, groupId: string, inviteId: string, answer: 'accept' | 'reject') {
-    return runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit) =>
-      answerInvite(edit, inviteId, userId, answer),
-    );
+    return runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
+      const answered = answerInvite(edit, inviteId, userId, answer);
+      this.core.links.kill(turn, edit.requireInvite(inviteId));
+      return answered;
+    });
   }
 
   private pendingInviteOf(edit: GroupEdit, userId: string): InviteView | undefined {
