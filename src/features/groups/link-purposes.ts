@@ -1,4 +1,4 @@
-import { conflict, validationError } from '../../lib/errors.js';
+import { conflict, invalidTransition, notFound, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { LinkFacts, LinkPurposes } from '../magic-links/purposes.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
@@ -22,7 +22,8 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
     method: 'invite_link',
     check(turn, { appId, purpose }) {
       const invite = turn.get<InviteContext>(INVITE_KIND, inviteKey(appId, purpose.groupId, purpose.inviteId));
-      if (invite?.state !== 'pending') throw conflict('E_INVALID_STATE_TRANSITION', 'Only a pending invite gets a link');
+      if (!invite) throw notFound('invite', purpose.inviteId);
+      if (invite.state !== 'pending') throw invalidTransition(invite.state, 'invite.accept');
     },
     locks: ({ appId, purpose }) => [groupLock(appId, purpose.groupId), ...answerLocks(core, appId, purpose.groupId, purpose.inviteId)],
     redeem(turn, { appId, userId, purpose }) {
@@ -30,7 +31,8 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
     },
   });
 
-  // The joining member's ID is chosen when the locks are (it must be locked before the turn starts).
+  // The joining member's ID must be locked before the turn starts, so `locks` picks it; the redemption
+  // hands `redeem` the very facts object it gave `locks`, which finds the ID again here.
   const joiningMember = new WeakMap<LinkFacts<'join_group'>, string>();
   purposes.register('join_group', {
     method: 'magic_link',
