@@ -79,6 +79,11 @@ t.test('the reject story', async (t) => {
   const accept = await as(server, bob).post(`/me/groups/${group.id}/invites/${invitation.id}/accept`);
   t.equal(accept.status, 409);
   t.match(accept.body.message, /invite\.accept.*rejected/);
+  const rejectedMember = rejected.body.member;
+  const roles = await api.put(`/groups/${group.id}/members/${rejectedMember.id}`, { roles: ['x'] });
+  t.equal(roles.status, 409, 'a rejected member is final');
+  t.equal(roles.body.code, 'E_INVALID_STATE_TRANSITION');
+  t.match(roles.body.message, /member\.setRoles.*invite_rejected/);
   await assertProfilesConsistent(t, server, [ada.userId, bob.userId]);
 
   const again = await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [] });
