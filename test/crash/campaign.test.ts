@@ -8,7 +8,7 @@ import { ADMIN_TOKEN, writeKinds, type CrashContext } from './write-kinds.js';
 // CRASH_CYCLES and CRASH_WRITERS make the long variant.
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 20);
 const WRITERS = Number(process.env.CRASH_WRITERS ?? 64);
-const ACKS_PER_CYCLE = Number(process.env.CRASH_ACKS ?? 80);
+const ACKS_PER_CYCLE = Number(process.env.CRASH_ACKS ?? 200);
 
 // Each cycle takes a few seconds (two process starts, a CLI run); the default per-file timeout is too short.
 t.setTimeout(Math.max(240_000, CYCLES * 12_000));
