@@ -1,0 +1,84 @@
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  quick: boolean;
+  users: number;
+  /** Scale mode: the user count was asked for explicitly (`--users`). */
+  scale: boolean;
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  threads: number;
+  seedConcurrency: number;
+  signedInUsers: number;
+  /** Profile writes after the read sweep, before RssAnon is read. */
+  sweepWrites: number;
+  /** Scenario name fragments to run (all when empty). */
+  only: string[];
+  cpuProf: boolean;
+  /** Extra environment for the service (`--env NAME=VALUE`). */
+  env: Record<string, string>;
+}
+
+const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--warmup S] [--connections C]
+       [--threads T] [--seed-concurrency K] [--only NAME[,NAME]] [--cpu-prof] [--env NAME=VALUE ...]`;
+
+export class UsageError extends Error {
+  constructor(problem: string) {
+    super(`${problem}\n${USAGE}`);
+  }
+}
+
+const whole = (name: string, text: string | undefined, fallback: number, min = 1): number => {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
+  return Number(text);
+};
+
+export function parseOptions(argv: string[]): BenchOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        quick: { type: 'boolean', default: false },
+        users: { type: 'string' },
+        seconds: { type: 'string' },
+        warmup: { type: 'string' },
+        connections: { type: 'string' },
+        threads: { type: 'string' },
+        'seed-concurrency': { type: 'string' },
+        only: { type: 'string' },
+        'cpu-prof': { type: 'boolean', default: false },
+        env: { type: 'string', multiple: true },
+        help: { type: 'boolean', default: false },
+      },
+    }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (parsed.help) throw new UsageError('');
+  const quick = parsed.quick!;
+  const users = whole('users', parsed.users, quick ? 2_000 : 20_000);
+  const env: Record<string, string> = {};
+  for (const pair of parsed.env ?? []) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new UsageError(`--env takes NAME=VALUE, not "${pair}"`);
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return {
+    quick,
+    users,
+    scale: parsed.users !== undefined,
+    seconds: whole('seconds', parsed.seconds, quick ? 3 : 10),
+    warmupSeconds: whole('warmup', parsed.warmup, quick ? 1 : 3, 0),
+    connections: whole('connections', parsed.connections, 64),
+    threads: whole('threads', parsed.threads, 1),
+    seedConcurrency: whole('seed-concurrency', parsed['seed-concurrency'], 128),
+    signedInUsers: Math.min(users, 64),
+    sweepWrites: Math.min(users, 100_000),
+    only: (parsed.only ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+    cpuProf: parsed['cpu-prof']!,
+    env,
+  };
+}

@@ -1,0 +1,65 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import type { WrkResult } from './wrk.js';
+import type { Bar } from './scenarios.js';
+
+export interface ScenarioOutcome {
+  name: string;
+  status: 'measured' | 'skipped' | 'failed';
+  reason?: string;
+  result?: WrkResult;
+  /** req/s divided by the ceiling's req/s of the same run. */
+  ratio?: number;
+  requestsPerOperation?: number;
+  bar?: Bar;
+  /** Whether every figure the bar names is met; undefined without a bar. */
+  barMet?: boolean;
+}
+
+export function judge(result: WrkResult, ratio: number, bar: Bar | undefined): boolean | undefined {
+  if (!bar) return undefined;
+  return (bar.ratio === undefined || ratio >= bar.ratio) && (bar.p99Ms === undefined || result.p99Ms <= bar.p99Ms);
+}
+
+const ms = (value: number) => (value < 10 ? value.toFixed(2) : value.toFixed(1));
+const barText = (bar?: Bar) =>
+  bar ? [bar.ratio !== undefined ? `≥${bar.ratio}×` : '', bar.p99Ms !== undefined ? `p99≤${bar.p99Ms}ms` : ''].filter(Boolean).join(' ') : '';
+
+export function formatTable(ceiling: WrkResult, outcomes: readonly ScenarioOutcome[]): string {
+  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', '× ceiling', 'bar', 'met'];
+  const rows: string[][] = [
+    ['ceiling (bare uWS, fixed JSON)', ceiling.requestsPerSecond.toFixed(0), ms(ceiling.p50Ms), ms(ceiling.p99Ms), '1.00', '', ''],
+  ];
+  const notes: string[] = [];
+  for (const o of outcomes) {
+    if (!o.result) {
+      rows.push([o.name, '-', '-', '-', '-', barText(o.bar), o.status]);
+      notes.push(`  ${o.name}: ${o.status}: ${o.reason}`);
+      continue;
+    }
+    const perOp = o.requestsPerOperation && o.requestsPerOperation > 1 ? ` (${o.requestsPerOperation} req/op)` : '';
+    rows.push([
+      o.name + perOp,
+      o.result.requestsPerSecond.toFixed(0),
+      ms(o.result.p50Ms),
+      ms(o.result.p99Ms),
+      o.ratio!.toFixed(2),
+      barText(o.bar),
+      o.status === 'failed' ? 'FAILED' : o.barMet === undefined ? '' : o.barMet ? 'yes' : 'NO',
+    ]);
+    if (o.reason) notes.push(`  ${o.name}: ${o.reason}`);
+  }
+  const widths = header.map((_, c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)));
+  const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
+}
+
+/** Writes the run as JSON under bench/results/ of the checkout (git-ignored); answers the file. */
+export async function writeResults(results: object, startedAt: Date): Promise<string> {
+  const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  await writeFile(file, JSON.stringify(results, null, 2) + '\n');
+  return file;
+}

@@ -1,0 +1,184 @@
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseOptions, UsageError, type BenchOptions } from './options.js';
+import { WRK_INSTALL_HINT, wrkAvailable, type WrkResult } from './wrk.js';
+import { startCeiling } from './ceiling.js';
+import { startService } from './service-process.js';
+import { RouteUnavailable, serviceClient } from './client.js';
+import { seedUsers, signIn, type Seeding } from './seed.js';
+import { scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
+import { errorShare, measure, prepareScript, type LoadSettings } from './measure.js';
+import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
+import { formatTable, judge, writeResults, type ScenarioOutcome } from './report.js';
+import { formatHotFunctions, hottestFunctions, type HotFunction } from './cpu-profile.js';
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  if (!wrkAvailable()) {
+    process.stderr.write(`${WRK_INSTALL_HINT}\n`);
+    return 2;
+  }
+  const startedAt = new Date();
+  const work = await mkdtemp(join(tmpdir(), 'svc-bench-'));
+  const settings: LoadSettings = { ...options, dir: join(work, 'wrk') };
+  await mkdir(settings.dir);
+  const ceiling = await startCeiling();
+  try {
+    log('ceiling: bare uWS answering a fixed profile-sized JSON');
+    const ceilingBefore = await measure(ceiling.url, undefined, settings);
+    const run = await measureService(options, settings, join(work, 'data'), join(work, 'cpu-prof'));
+    log('ceiling again, after the routes');
+    const ceilingAfter = await measure(ceiling.url, undefined, settings);
+    const ceilingRate = (ceilingBefore.requestsPerSecond + ceilingAfter.requestsPerSecond) / 2;
+    const ceilingSummary: WrkResult = { ...ceilingBefore, requestsPerSecond: ceilingRate };
+    for (const outcome of run.outcomes) {
+      if (!outcome.result) continue;
+      outcome.ratio = outcome.result.requestsPerSecond / ceilingRate;
+      outcome.barMet = judge(outcome.result, outcome.ratio, outcome.bar);
+    }
+    const summary = summarize(options, run, ceilingBefore, ceilingAfter);
+    process.stdout.write(`\n${formatTable(ceilingSummary, run.outcomes)}\n\n${summary}\n`);
+    if (run.hot) process.stdout.write(`\nHottest functions of the service (self time, whole run):\n${formatHotFunctions(run.hot)}\n`);
+    const file = await writeResults(
+      {
+        startedAt: startedAt.toISOString(),
+        machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavgAtEnd: loadavg() },
+        options,
+        ceiling: { before: ceilingBefore, after: ceilingAfter, requestsPerSecond: ceilingRate },
+        ...run,
+      },
+      startedAt,
+    );
+    process.stdout.write(`\nresults: ${file}\n`);
+    return run.outcomes.some((o) => o.status === 'failed') ? 1 : 0;
+  } finally {
+    await ceiling.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+interface ServiceRun {
+  users: number;
+  firstStartMs: number;
+  seeding?: Omit<Seeding, 'users'>;
+  seedingSkipped?: string;
+  outcomes: ScenarioOutcome[];
+  memory?: MemoryFigures;
+  memorySkipped?: string;
+  coldStart: ColdStart;
+  hot?: HotFunction[];
+}
+
+async function measureService(options: BenchOptions, settings: LoadSettings, dataDir: string, profileDir: string): Promise<ServiceRun> {
+  const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const service = await startService({ dataDir, env: options.env, nodeFlags });
+  let stopped = false;
+  try {
+    if (!service.credentials) throw new Error('the service printed no default application credentials on first start');
+    const client = serviceClient(service.baseUrl, service.credentials);
+
+    log(`seeding ${options.users} users over HTTP (${options.seedConcurrency} in flight)`);
+    let seeding: Seeding | undefined;
+    let seedingError: unknown;
+    try {
+      seeding = await seedUsers(client, options.users, options.seedConcurrency, (done) => log(`  ${done} users`));
+      log(`  ${seeding.usersPerSecond.toFixed(0)} users/s`);
+    } catch (error) {
+      seedingError = error;
+      log(`  seeding stopped: ${(error as Error).message}`);
+    }
+    let signedIn: Promise<SignedInUser[]> | undefined;
+    const env: ScenarioEnv = {
+      client,
+      users() {
+        if (!seeding) throw seedingError;
+        return seeding.users;
+      },
+      signedIn: () => (signedIn ??= signIn(client, env.users().slice(0, options.signedInUsers))),
+    };
+
+    const outcomes: ScenarioOutcome[] = [];
+    const chosen = scenarios.filter((s) => options.only.length === 0 || options.only.some((o) => s.name.toLowerCase().includes(o)));
+    for (const scenario of chosen) {
+      const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation };
+      try {
+        const load = await scenario.setup(env);
+        const script = await prepareScript(client, scenario.name, load, settings.dir);
+        log(`${scenario.name}: ${options.warmupSeconds}s warm-up, ${options.seconds}s measured`);
+        const result = await measure(client.baseUrl, script, settings);
+        const share = errorShare(result);
+        outcomes.push(
+          share > 0.001
+            ? { ...base, status: 'failed', result, reason: `${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)` }
+            : { ...base, status: 'measured', result },
+        );
+      } catch (error) {
+        const skipped = error instanceof RouteUnavailable;
+        log(`${scenario.name}: ${skipped ? 'skipped' : 'FAILED'}: ${(error as Error).message}`);
+        outcomes.push({ ...base, status: skipped ? 'skipped' : 'failed', reason: (error as Error).message });
+      }
+    }
+
+    const rate = (name: string) => outcomes.find((o) => o.name.startsWith(name) && o.status === 'measured')?.result?.requestsPerSecond;
+    const readRate = rate('platform profile read');
+    const writeRate = rate('profile write');
+    let memory: MemoryFigures | undefined;
+    let memorySkipped: string | undefined;
+    if (seeding && readRate && writeRate) {
+      log(`memory: read sweep over ${options.users} users, then ${options.sweepWrites} writes`);
+      memory = await memoryAfterSweep(service, client, seeding.users, { read: readRate, write: writeRate }, options.sweepWrites, settings);
+    } else memorySkipped = 'needs seeded users and measured platform profile read and profile write';
+
+    await service.stop();
+    stopped = true;
+    const hot = options.cpuProf ? await hottestFunctions(profileDir) : undefined;
+    log('cold start on the seeded data dir');
+    const restart = await coldStart(dataDir, options.env);
+    const { users: _users, ...seedingFigures } = seeding ?? { users: [] };
+    return {
+      users: seeding?.users.length ?? 0,
+      firstStartMs: service.coldStartMs,
+      seeding: seeding ? (seedingFigures as Omit<Seeding, 'users'>) : undefined,
+      seedingSkipped: seeding ? undefined : String((seedingError as Error)?.message),
+      outcomes,
+      memory,
+      memorySkipped,
+      coldStart: restart,
+      hot,
+    };
+  } finally {
+    if (!stopped) await service.stop();
+  }
+}
+
+function summarize(options: BenchOptions, run: ServiceRun, before: WrkResult, after: WrkResult): string {
+  const lines = [
+    `ceiling: ${before.requestsPerSecond.toFixed(0)} req/s before the routes, ${after.requestsPerSecond.toFixed(0)} after (ratios use the mean); wrk -t${options.threads} -c${options.connections}, ${options.seconds}s per route`,
+    run.seeding
+      ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`
+      : `seeding: skipped (${run.seedingSkipped})`,
+  ];
+  if (run.memory) {
+    const m = run.memory;
+    lines.push(
+      `memory: RssAnon ${mb(m.rssAnonAfterSeedBytes)} after seeding, ${mb(m.rssAnonAfterSweepBytes)} after ${m.sweptReads} sweep reads (${run.users} users) and ${m.writes} writes; actors resident: ${m.actorsResident ?? 'n/a'}`,
+    );
+    if (m.sweptReads < run.users) lines.push(`  warning: the sweep read only ${m.sweptReads} of ${run.users} users`);
+  } else lines.push(`memory: skipped (${run.memorySkipped})`);
+  lines.push(
+    `start: ${run.firstStartMs.toFixed(0)} ms on an empty dir; cold start ${run.coldStart.coldStartMs.toFixed(0)} ms on the seeded dir (RssAnon ${mb(run.coldStart.rssAnonAtStartBytes)})`,
+  );
+  return lines.join('\n');
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`${error instanceof UsageError ? error.message : (error?.stack ?? String(error))}\n`);
+    process.exit(error instanceof UsageError ? 64 : 1);
+  },
+);
