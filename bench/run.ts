@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseOptions, UsageError, type BenchOptions } from './options.js';
-import { WRK_INSTALL_HINT, wrkAvailable, type WrkResult } from './wrk.js';
+import { WRK_INSTALL_HINT, wrkAvailable } from './wrk.js';
 import { startCeiling } from './ceiling.js';
 import { startService } from './service-process.js';
 import { RouteUnavailable, serviceClient } from './client.js';
@@ -28,27 +28,14 @@ async function main(): Promise<number> {
   await mkdir(settings.dir);
   const ceiling = await startCeiling();
   try {
-    log('ceiling: bare uWS answering a fixed profile-sized JSON');
-    const ceilingBefore = await measure(ceiling.url, undefined, settings);
-    const run = await measureService(options, settings, join(work, 'data'), join(work, 'cpu-prof'));
-    log('ceiling again, after the routes');
-    const ceilingAfter = await measure(ceiling.url, undefined, settings);
-    const ceilingRate = (ceilingBefore.requestsPerSecond + ceilingAfter.requestsPerSecond) / 2;
-    const ceilingSummary: WrkResult = { ...ceilingBefore, requestsPerSecond: ceilingRate };
-    for (const outcome of run.outcomes) {
-      if (!outcome.result) continue;
-      outcome.ratio = outcome.result.requestsPerSecond / ceilingRate;
-      outcome.barMet = judge(outcome.result, outcome.ratio, outcome.bar);
-    }
-    const summary = summarize(options, run, ceilingBefore, ceilingAfter);
-    process.stdout.write(`\n${formatTable(ceilingSummary, run.outcomes)}\n\n${summary}\n`);
+    const run = await measureService(options, settings, ceiling.url, join(work, 'data'), join(work, 'cpu-prof'));
+    process.stdout.write(`\n${formatTable(run.outcomes)}\n\n${summarize(options, run)}\n`);
     if (run.hot) process.stdout.write(`\nHottest functions of the service (self time, whole run):\n${formatHotFunctions(run.hot)}\n`);
     const file = await writeResults(
       {
         startedAt: startedAt.toISOString(),
         machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavgAtEnd: loadavg() },
         options,
-        ceiling: { before: ceilingBefore, after: ceilingAfter, requestsPerSecond: ceilingRate },
         ...run,
       },
       startedAt,
@@ -73,7 +60,13 @@ interface ServiceRun {
   hot?: HotFunction[];
 }
 
-async function measureService(options: BenchOptions, settings: LoadSettings, dataDir: string, profileDir: string): Promise<ServiceRun> {
+async function measureService(
+  options: BenchOptions,
+  settings: LoadSettings,
+  ceilingUrl: string,
+  dataDir: string,
+  profileDir: string,
+): Promise<ServiceRun> {
   const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const service = await startService({ dataDir, env: options.env, nodeFlags });
   let stopped = false;
@@ -108,13 +101,16 @@ async function measureService(options: BenchOptions, settings: LoadSettings, dat
       try {
         const load = await scenario.setup(env);
         const script = await prepareScript(client, scenario.name, load, settings.dir);
-        log(`${scenario.name}: ${options.warmupSeconds}s warm-up, ${options.seconds}s measured`);
+        log(`${scenario.name}: ceiling, then the route (${options.warmupSeconds}s warm-up, ${options.seconds}s measured each)`);
+        const ceiling = await measure(ceilingUrl, undefined, settings);
         const result = await measure(client.baseUrl, script, settings);
+        const ratio = result.requestsPerSecond / ceiling.requestsPerSecond;
+        const measured = { ...base, result, ceiling, ratio, barMet: judge(result, ratio, scenario.bar) };
         const share = errorShare(result);
         outcomes.push(
           share > 0.001
-            ? { ...base, status: 'failed', result, reason: `${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)` }
-            : { ...base, status: 'measured', result },
+            ? { ...measured, status: 'failed', reason: `${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)` }
+            : { ...measured, status: 'measured' },
         );
       } catch (error) {
         const skipped = error instanceof RouteUnavailable;
@@ -155,9 +151,9 @@ async function measureService(options: BenchOptions, settings: LoadSettings, dat
   }
 }
 
-function summarize(options: BenchOptions, run: ServiceRun, before: WrkResult, after: WrkResult): string {
+function summarize(options: BenchOptions, run: ServiceRun): string {
   const lines = [
-    `ceiling: ${before.requestsPerSecond.toFixed(0)} req/s before the routes, ${after.requestsPerSecond.toFixed(0)} after (ratios use the mean); wrk -t${options.threads} -c${options.connections}, ${options.seconds}s per route`,
+    `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up + ${options.seconds}s per run; each route's ratio is to a ceiling run made just before it`,
     run.seeding
       ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`
       : `seeding: skipped (${run.seedingSkipped})`,

@@ -55,12 +55,12 @@ export async function memoryAfterSweep(
     sweptReads: read.requests,
     writes: write.requests,
     rssAnonAfterSweepBytes: await rssAnonBytes(service.pid),
-    actorsResident: await actorsResident(client.baseUrl),
+    actorsResident: await actorsResident(client),
   };
 }
 
-async function actorsResident(baseUrl: string): Promise<number | null> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+async function actorsResident(client: ServiceClient): Promise<number | null> {
+  const text = String(await client.call('GET', '/metrics'));
   const match = /^actors_resident (\d+)/m.exec(text);
   return match ? Number(match[1]) : null;
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { get } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -82,14 +83,14 @@ export async function startService(options: ServiceStart): Promise<ServiceProces
   };
 }
 
-async function healthy(baseUrl: string): Promise<boolean> {
-  try {
-    const response = await fetch(`${baseUrl}/health`);
-    await response.arrayBuffer();
-    return response.status === 200;
-  } catch {
-    return false;
-  }
+function healthy(baseUrl: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get(`${baseUrl}/health`, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+    });
+    req.on('error', () => resolve(false));
+  });
 }
 
 function readCredentials(stdout: string): AppCredentials | undefined {
