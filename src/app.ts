@@ -6,7 +6,14 @@ import { applicationRoutes } from './features/applications/routes.js';
 
 /** Every route of the service, feature by feature. */
 export function buildRoutes(deps: Deps): Route[] {
-  return [...systemRoutes(deps), ...applicationRoutes(deps)];
+  return limitSignInRoutes(deps, [...systemRoutes(deps), ...applicationRoutes(deps)]);
+}
+
+/** The sign-in endpoints are throttled per client IP before anything else runs (ADDENDUM §8). */
+function limitSignInRoutes(deps: Deps, routes: Route[]): Route[] {
+  return routes.map((route) =>
+    route.path.startsWith('/hub/auth/') ? { ...route, before: [deps.limitSignIn, ...(route.before ?? [])] } : route,
+  );
 }
 
 /** Builds the HTTP server without listening, so tests and main share it. */

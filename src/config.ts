@@ -1,8 +1,19 @@
 import * as v from 'valibot';
 import { resolve } from 'node:path';
+import type { RateLimit } from './http/rate-limit.js';
 
 const intFromEnv = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max));
+
+/** `perSecond/burst`, or `0` for no limit. */
+const rateFromEnv = v.pipe(
+  v.string(),
+  v.regex(/^(0|\d+(\.\d+)?\/\d+)$/, 'must be "<per second>/<burst>" or 0'),
+  v.transform((text) => {
+    const [perSecond, burst] = text.split('/').map(Number);
+    return { perSecond, burst: burst ?? 0 };
+  }),
+);
 
 const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -20,6 +31,9 @@ const EnvSchema = v.object({
   SVC_MULTIPART_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(10 << 20)),
   SVC_CORS_ORIGINS: v.optional(v.string(), ''),
   SVC_ACCESS_TOKEN_TTL: v.optional(intFromEnv(60, 86_400 * 30), '3600'),
+  SVC_RATE_LIMIT_APP: v.optional(rateFromEnv, '20000/40000'),
+  SVC_RATE_LIMIT_USER_WRITES: v.optional(rateFromEnv, '10/30'),
+  SVC_RATE_LIMIT_HUB_IP: v.optional(rateFromEnv, '20/60'),
 });
 
 export type Env = Record<string, string | undefined>;
@@ -38,6 +52,7 @@ export interface Config {
   multipartLimit: number;
   corsOrigins: string[];
   accessTokenTtlSeconds: number;
+  rateLimits: { app: RateLimit; userWrites: RateLimit; hubIp: RateLimit };
   /** Names derived from the brand token (ADDENDUM §0). */
   names: {
     appKeyHeader: string;
@@ -73,6 +88,7 @@ export function loadConfig(env: Env): Config {
     multipartLimit: e.SVC_MULTIPART_LIMIT,
     corsOrigins: e.SVC_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     accessTokenTtlSeconds: e.SVC_ACCESS_TOKEN_TTL,
+    rateLimits: { app: e.SVC_RATE_LIMIT_APP, userWrites: e.SVC_RATE_LIMIT_USER_WRITES, hubIp: e.SVC_RATE_LIMIT_HUB_IP },
     names: Object.freeze({
       appKeyHeader: `x-${brand}-app-key`,
       appSecretHeader: `x-${brand}-app-secret`,

@@ -5,6 +5,11 @@ import type { Store } from './storage/store.js';
 import type { ActorRuntime } from './runtime/runtime.js';
 import type { ApplicationStore } from './features/applications/store.js';
 import type { Metrics } from './http/metrics.js';
+import type { UserDirectory } from './features/users/directory.js';
+import type { ProfileViews } from './features/users/profile-views.js';
+import type { SigningKeys } from './auth/signing-keys.js';
+import type { AccessTokens } from './auth/access-tokens.js';
+import type { Step } from './http/route.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -16,4 +21,14 @@ export interface Deps {
   apps: ApplicationStore;
   pepper: Buffer;
   metrics: Metrics;
+  users: UserDirectory;
+  profiles: ProfileViews;
+  signingKeys: SigningKeys;
+  accessTokens: AccessTokens;
+  /** The `/me` authentication step. */
+  requireUser: Step;
+  /** The platform authentication step (app key and secret). */
+  requireApp: Step;
+  /** Per-client-IP limit of the `/hub/auth/*` endpoints. */
+  limitSignIn: Step;
 }

@@ -8,6 +8,14 @@ import { loadPepper } from './auth/pepper.js';
 import { ApplicationStore } from './features/applications/store.js';
 import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
+import { ProfileViews } from './features/users/profile-views.js';
+import { UserDirectory } from './features/users/directory.js';
+import { SigningKeys } from './auth/signing-keys.js';
+import { AccessTokens } from './auth/access-tokens.js';
+import { requireUser } from './auth/bearer-auth.js';
+import { requireAppCredentials } from './auth/platform-auth.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { thenLimit, limitByIp } from './auth/rate-limited-steps.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -31,13 +39,37 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     idleMs: config.actorIdleMs,
   });
   const apps = new ApplicationStore(store, pepper, clock);
+  const profiles = new ProfileViews(store, runtime, apps, config);
+  const users = new UserDirectory(store, runtime, profiles);
+  const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000);
+  const accessTokens = new AccessTokens(config, signingKeys, clock);
   const metrics = createMetrics();
   metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
   metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
     const stat = store.root.getStats() as { pageSize: number; lastPageNumber: number };
     return stat.pageSize * (stat.lastPageNumber + 1);
   });
-  return { config, clock, logger, store, runtime, apps, pepper, metrics };
+  return {
+    config,
+    clock,
+    logger,
+    store,
+    runtime,
+    apps,
+    pepper,
+    metrics,
+    users,
+    profiles,
+    signingKeys,
+    accessTokens,
+    requireUser: thenLimit(requireUser(accessTokens, users, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
+      ctx.method !== 'GET' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
+    ),
+    requireApp: thenLimit(requireAppCredentials(config, apps), new RateLimiter(config.rateLimits.app, clock), (ctx) =>
+      ctx.caller?.kind === 'app' ? ctx.caller.key : undefined,
+    ),
+    limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock)),
+  };
 }
 
 export async function closeServices(deps: Deps): Promise<void> {

@@ -20,7 +20,8 @@ export interface Store {
 
 export function openStore(path: string): Store {
   mkdirSync(path, { recursive: true });
-  const root = open({ path, compression: false, maxDbs: 64 });
+  // noSubdir explicitly: lmdb-js would otherwise take a dotted directory name for a file name.
+  const root = open({ path, compression: false, maxDbs: 64, noSubdir: false });
   const dbs = new Map<string, Database<any, Key>>();
   return {
     path,

@@ -51,7 +51,16 @@ export async function startServer(
   options: { env?: Env; clock?: Clock; dataDir?: string } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? t.testdir();
-  const config = loadConfig({ SVC_LOG_LEVEL: 'silent', ...options.env, SVC_DATA_DIR: dataDir, PORT: '0' });
+  const config = loadConfig({
+    SVC_LOG_LEVEL: 'silent',
+    // Rate limits are off unless a test is about them.
+    SVC_RATE_LIMIT_APP: '0',
+    SVC_RATE_LIMIT_USER_WRITES: '0',
+    SVC_RATE_LIMIT_HUB_IP: '0',
+    ...options.env,
+    SVC_DATA_DIR: dataDir,
+    PORT: '0',
+  });
   const logger = pino({ level: config.logLevel });
   const deps = await openServices(config, { clock: options.clock, logger });
   const created = await ensureDefaultApplication(deps.apps);

@@ -1,0 +1,126 @@
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { ulid } from 'ulid';
+import { randomUUID } from 'node:crypto';
+import { unauthorized } from '../lib/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Config } from '../config.js';
+import type { SigningKeys } from './signing-keys.js';
+import type { AuthLevel } from '../../machines/user.machine.js';
+
+export interface AccessClaims {
+  sub: string;
+  aud: string[];
+  iat: number;
+  exp: number;
+  jti: string;
+  sid: string;
+  appId: string;
+}
+
+export interface IssueRequest {
+  appId: string;
+  userId: string;
+  sessionId: string;
+  authLevel: AuthLevel;
+  isVerifiedUser: boolean;
+}
+
+/** A session ID carries its start time (a ULID of that instant), which sign-out-everywhere compares with. */
+export const newSessionId = (at: number) => `sess_${ulid(at)}`;
+
+const MAX_CACHED = 100_000;
+
+/**
+ * Issues and verifies the service's access tokens (EdDSA JWTs). A verified token is cached until
+ * its `exp`, so its signature is checked once; what may change (user state, revocations) is checked
+ * by the bearer step on every request.
+ */
+export class AccessTokens {
+  private readonly verified = new Map<string, AccessClaims>();
+
+  constructor(
+    private readonly config: Config,
+    private readonly keys: SigningKeys,
+    private readonly clock: Clock,
+  ) {}
+
+  async issue(request: IssueRequest): Promise<{ token: string; claims: AccessClaims }> {
+    const key = this.keys.current();
+    const iat = Math.floor(this.clock.now() / 1000);
+    const exp = iat + this.config.accessTokenTtlSeconds;
+    const prefix = this.config.names.claimPrefix;
+    const jti = randomUUID();
+    const aud = [`app:${request.appId}`];
+    const token = await new SignJWT({
+      sid: request.sessionId,
+      [`${prefix}app_user_id`]: request.userId,
+      [`${prefix}auth_level`]: request.authLevel,
+      [`${prefix}is_verified_user`]: request.isVerifiedUser,
+    })
+      .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'JWT' })
+      .setIssuer(this.config.publicUrl)
+      .setSubject(request.userId)
+      .setAudience(aud)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .setJti(jti)
+      .sign(key.privateKey);
+    return { token, claims: { sub: request.userId, aud, iat, exp, jti, sid: request.sessionId, appId: request.appId } };
+  }
+
+  /** Claims of a token whose signature, issuer and audience shape are valid. Expiry is the caller's check. */
+  verify(token: string): AccessClaims | Promise<AccessClaims> {
+    const cached = this.verified.get(token);
+    if (cached) return cached;
+    return this.verifySignature(token);
+  }
+
+  private async verifySignature(token: string): Promise<AccessClaims> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, async (header) => this.keyFor(header.kid), {
+        issuer: this.config.publicUrl,
+        algorithms: ['EdDSA'],
+        currentDate: new Date(this.clock.now()),
+      }));
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired', 'E_TOKEN_EXPIRED');
+      throw unauthorized('The access token is not valid');
+    }
+    const claims = toClaims(payload);
+    if (this.verified.size >= MAX_CACHED) this.verified.clear();
+    this.verified.set(token, claims);
+    return claims;
+  }
+
+  private keyFor(kid: string | undefined) {
+    const key = kid === undefined ? undefined : this.keys.find(kid);
+    if (!key) throw unauthorized('The access token was signed by an unknown key');
+    return key.publicKey;
+  }
+}
+
+function toClaims(payload: JWTPayload): AccessClaims {
+  const aud = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
+  const first = aud[0];
+  if (
+    typeof payload.sub !== 'string' ||
+    typeof payload.sid !== 'string' ||
+    typeof payload.jti !== 'string' ||
+    typeof payload.iat !== 'number' ||
+    typeof payload.exp !== 'number' ||
+    typeof first !== 'string' ||
+    !first.startsWith('app:')
+  ) {
+    throw unauthorized('The access token lacks required claims');
+  }
+  return {
+    sub: payload.sub,
+    aud,
+    iat: payload.iat,
+    exp: payload.exp,
+    jti: payload.jti,
+    sid: payload.sid,
+    appId: first.slice('app:'.length),
+  };
+}

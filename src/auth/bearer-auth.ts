@@ -1,0 +1,62 @@
+import { decodeTime } from 'ulid';
+import { forbidden, unauthorized } from '../lib/errors.js';
+import type { Step } from '../http/route.js';
+import type { RequestContext } from '../http/context.js';
+import type { Clock } from '../lib/clock.js';
+import type { UserDirectory } from '../features/users/directory.js';
+import type { AccessClaims, AccessTokens } from './access-tokens.js';
+
+const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
+
+/** The start of a session, from its ULID-based ID. */
+function sessionStart(sid: string): number {
+  try {
+    return decodeTime(sid.slice(sid.indexOf('_') + 1));
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The `/me` step (ADDENDUM §4): signature, `exp`, `iss` (cached once verified), then on every
+ * request: the path's app among `aud` (403), the user exists and is enabled, its session started
+ * after its last sign-out-everywhere and was not revoked on its own.
+ */
+export function requireUser(tokens: AccessTokens, users: UserDirectory, clock: Clock): Step {
+  const check = (ctx: RequestContext, claims: AccessClaims) => {
+    if (claims.exp * 1000 <= clock.now()) throw unauthorized('The access token has expired', 'E_TOKEN_EXPIRED');
+    const appId = ctx.params.app ?? claims.appId;
+    if (appId !== claims.appId && !claims.aud.includes(`app:${appId}`)) {
+      throw forbidden('The access token is not for this application');
+    }
+    const user = users.get(appId, claims.sub);
+    if (!user) throw unauthorized('The user of this token no longer exists');
+    if (user.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
+    const { revokedBefore, revokedSessions } = user.context;
+    if (sessionStart(claims.sid) < revokedBefore || revokedSessions.some((s) => s.sid === claims.sid)) {
+      throw unauthorized('The access token has been revoked', 'E_TOKEN_REVOKED');
+    }
+    ctx.caller = {
+      kind: 'user',
+      appId,
+      userId: claims.sub,
+      sessionId: claims.sid,
+      tokenId: claims.jti,
+      expiresAt: claims.exp * 1000,
+    };
+  };
+  return (ctx) => {
+    const match = BEARER.exec(ctx.headers.authorization ?? '');
+    if (!match) throw unauthorized('An Authorization: Bearer token is required');
+    const claims = tokens.verify(match[1]);
+    if (claims instanceof Promise) return claims.then((c) => check(ctx, c));
+    check(ctx, claims);
+  };
+}
+
+/** The signed-in user, for handlers behind `requireUser`. */
+export function callerUser(ctx: RequestContext): { appId: string; userId: string; sessionId: string } {
+  const caller = ctx.caller;
+  if (!caller || caller.kind !== 'user') throw unauthorized();
+  return caller;
+}

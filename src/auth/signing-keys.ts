@@ -1,0 +1,96 @@
+import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
+import type { Store } from '../storage/store.js';
+import type { Clock } from '../lib/clock.js';
+
+interface StoredKey {
+  kid: string;
+  createdAt: number;
+  privateJwk: JWK;
+  publicJwk: JWK;
+}
+
+export interface SigningKey {
+  kid: string;
+  createdAt: number;
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+  publicJwk: JWK;
+}
+
+const ALG = 'EdDSA';
+
+async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
+  return {
+    kid: stored.kid,
+    createdAt: stored.createdAt,
+    privateKey: (await importJWK(stored.privateJwk, ALG)) as CryptoKey,
+    publicKey: (await importJWK(stored.publicJwk, ALG)) as CryptoKey,
+    publicJwk: stored.publicJwk,
+  };
+}
+
+/**
+ * Ed25519 signing keys, made on first start and kept in the data dir. The newest signs; older ones
+ * stay published (JWKS) and verifying until every token they signed has expired.
+ */
+export class SigningKeys {
+  private readonly db;
+  private keys: SigningKey[] = [];
+
+  private constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly tokenTtlMs: number,
+  ) {
+    this.db = store.db<StoredKey>('signing_keys');
+  }
+
+  static async open(store: Store, clock: Clock, tokenTtlMs: number): Promise<SigningKeys> {
+    const keys = new SigningKeys(store, clock, tokenTtlMs);
+    await keys.reload();
+    if (keys.keys.length === 0) await keys.rotate();
+    return keys;
+  }
+
+  /** Re-reads the keys (another process, the CLI, may have rotated them). */
+  async reload(): Promise<void> {
+    const stored = [...this.db.getRange({}).map(({ value }) => value)].sort((a, b) => a.createdAt - b.createdAt);
+    this.keys = await Promise.all(stored.map(toSigningKey));
+  }
+
+  /** Adds a new current key; keys retired for longer than a token's lifetime are dropped. */
+  async rotate(): Promise<SigningKey> {
+    const now = this.clock.now();
+    let seconds = Math.floor(now / 1000);
+    while (this.keys.some((k) => k.kid === `sig-${seconds}`)) seconds++;
+    const { privateKey, publicKey } = await generateKeyPair(ALG, { crv: 'Ed25519', extractable: true });
+    const kid = `sig-${seconds}`;
+    const stored: StoredKey = {
+      kid,
+      createdAt: now,
+      privateJwk: { ...(await exportJWK(privateKey)), kid, alg: ALG, use: 'sig' },
+      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' },
+    };
+    // A key stops signing when its successor arrives; its tokens live at most one TTL after that.
+    const expired = this.keys.slice(0, -1).filter((k, i) => this.keys[i + 1].createdAt + this.tokenTtlMs < now);
+    await this.store.commit(() => {
+      this.db.put(kid, stored);
+      for (const key of expired) this.db.remove(key.kid);
+    });
+    await this.reload();
+    return this.current();
+  }
+
+  current(): SigningKey {
+    return this.keys[this.keys.length - 1];
+  }
+
+  find(kid: string): SigningKey | undefined {
+    return this.keys.find((k) => k.kid === kid);
+  }
+
+  /** The public keys as a JWKS document. */
+  jwks(): { keys: JWK[] } {
+    return { keys: this.keys.map((k) => k.publicJwk) };
+  }
+}

@@ -1,0 +1,29 @@
+import type { ProfileData, VerifiedData } from '../../../machines/user.machine.js';
+
+export type AddressKind = 'email' | 'phone';
+
+/** Lookup values compare case-insensitively; phone numbers ignore spacing and punctuation. */
+export function normalizeAddress(kind: AddressKind, value: string): string {
+  const trimmed = value.trim().toLowerCase();
+  return kind === 'email' ? trimmed : trimmed.replace(/[\s().-]/g, '');
+}
+
+export const addressKindOf = (value: string): AddressKind => (value.includes('@') ? 'email' : 'phone');
+
+const FIELD_OF: Record<AddressKind, 'email' | 'phone_number'> = { email: 'email', phone: 'phone_number' };
+
+/** Every normalized address by which a user can be looked up: from `data` and `verified_data`. */
+export function addressesOf(data: ProfileData, verified: VerifiedData): Array<[AddressKind, string]> {
+  const found = new Set<string>();
+  const out: Array<[AddressKind, string]> = [];
+  for (const kind of ['email', 'phone'] as const) {
+    for (const source of [data[FIELD_OF[kind]], verified[FIELD_OF[kind]]]) {
+      if (typeof source !== 'string' || source === '') continue;
+      const value = normalizeAddress(kind, source);
+      if (found.has(`${kind}:${value}`)) continue;
+      found.add(`${kind}:${value}`);
+      out.push([kind, value]);
+    }
+  }
+  return out;
+}

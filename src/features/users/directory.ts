@@ -1,0 +1,144 @@
+import { notFound } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../../runtime/runtime.js';
+import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
+import type { Attributes, ProfileData, UserContext, UserEvent } from '../../../machines/user.machine.js';
+import { addressesOf, normalizeAddress, type AddressKind } from './addresses.js';
+import type { ProfileViews } from './profile-views.js';
+
+export const USER_KIND = 'user';
+export const userKey = (appId: string, userId: string): Key[] => [appId, userId];
+export const userLock = (appId: string, userId: string) => actorLockKey(USER_KIND, userKey(appId, userId));
+/** Held while a turn may create a user with this address, so two turns never both create one. */
+export const addressLock = (appId: string, kind: AddressKind, value: string) =>
+  `address:${appId}:${kind}:${normalizeAddress(kind, value)}`;
+export const userCountKey = (appId: string): Key => ['users', appId];
+
+export type UserView = ActorView<UserContext>;
+
+/** How a caller names a user to find or create: its ID, or an address. */
+export type UserRef = { user_id: string } | { email: string } | { phone: string };
+
+/** A plan for "find this user, or create it": the locks to take, then `apply` inside the turn. */
+export interface EnsurePlan {
+  locks: string[];
+  apply(turn: Turn, extraData?: ProfileData): { userId: string; created: boolean };
+}
+
+/**
+ * Users of every application: reads from committed snapshots, writes as events through the user
+ * machine, with the lookup index, the per-app count and the profile read model kept in step.
+ */
+export class UserDirectory {
+  /** `[appId, kind, value, createdMs, userId]`: oldest first for each address. */
+  private readonly lookup: Database<true, Key>;
+
+  constructor(
+    store: Store,
+    private readonly runtime: ActorRuntime,
+    private readonly views: ProfileViews,
+  ) {
+    this.lookup = store.db<true>('user_lookup');
+  }
+
+  get(appId: string, userId: string): UserView | undefined {
+    return this.runtime.read<UserContext>(USER_KIND, userKey(appId, userId));
+  }
+
+  require(appId: string, userId: string): UserView {
+    const user = this.get(appId, userId);
+    if (!user) throw notFound('user', userId);
+    return user;
+  }
+
+  count(appId: string): number {
+    return this.runtime.counter(userCountKey(appId));
+  }
+
+  /** IDs of the users with this address in `data` or `verified_data`, oldest first. */
+  findByAddress(appId: string, kind: AddressKind, value: string): string[] {
+    const normalized = normalizeAddress(kind, value);
+    const keys = this.lookup.getKeys({
+      start: [appId, kind, normalized, 0],
+      end: [appId, kind, normalized, HIGH_KEY],
+    });
+    return [...keys].map((key) => (key as Key[])[4] as string);
+  }
+
+  create(turn: Turn, input: { appId: string; id: string; data: ProfileData; attributes: Attributes }): UserView {
+    const data = { ...input.data, user_id: input.id };
+    const user = turn.create<UserContext>(USER_KIND, userKey(input.appId, input.id), { ...input, data, at: turn.now });
+    this.reindex(turn, undefined, user);
+    turn.count(userCountKey(input.appId), 1);
+    this.refreshView(turn, input.appId, input.id);
+    return user;
+  }
+
+  /** Sends one event to a user; indexes and views follow. 404 for an unknown user. */
+  change(turn: Turn, appId: string, userId: string, event: UserEvent): UserView {
+    const before = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+    if (!before) throw notFound('user', userId);
+    // Snapshots are immutable: `before` still describes the user as it was after the send.
+    const after = turn.send<UserContext>(USER_KIND, userKey(appId, userId), event);
+    this.reindex(turn, before, after);
+    this.refreshView(turn, appId, userId);
+    return after;
+  }
+
+  remove(turn: Turn, appId: string, userId: string): void {
+    const before = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+    if (!before) throw notFound('user', userId);
+    turn.remove(USER_KIND, userKey(appId, userId));
+    this.reindex(turn, before, undefined);
+    turn.count(userCountKey(appId), -1);
+    this.refreshView(turn, appId, userId);
+  }
+
+  /** The profile read model of this user is rewritten in the turn's transaction. */
+  refreshView(turn: Turn, appId: string, userId: string): void {
+    turn.derive(() => this.views.rewrite(appId, userId));
+  }
+
+  /**
+   * Locks and steps to find a user by ID or address, creating it when absent (an unknown `user_id`
+   * is created under that ID; an unknown address gets a new generated ID and the address in `data`).
+   */
+  planEnsure(appId: string, ref: UserRef): EnsurePlan {
+    if ('user_id' in ref) {
+      return {
+        locks: [userLock(appId, ref.user_id)],
+        apply: (turn, extraData = {}) => {
+          if (turn.get(USER_KIND, userKey(appId, ref.user_id))) return { userId: ref.user_id, created: false };
+          this.create(turn, { appId, id: ref.user_id, data: extraData, attributes: {} });
+          return { userId: ref.user_id, created: true };
+        },
+      };
+    }
+    const [kind, value] = 'email' in ref ? (['email', ref.email] as const) : (['phone', ref.phone] as const);
+    const newUserId = newId('user');
+    return {
+      locks: [addressLock(appId, kind, value), userLock(appId, newUserId)],
+      apply: (turn, extraData = {}) => {
+        const existing = this.findByAddress(appId, kind, value)[0];
+        if (existing) return { userId: existing, created: false };
+        const field = kind === 'email' ? 'email' : 'phone_number';
+        this.create(turn, { appId, id: newUserId, data: { ...extraData, [field]: value.trim() }, attributes: {} });
+        return { userId: newUserId, created: true };
+      },
+    };
+  }
+
+  private reindex(turn: Turn, before: UserView | undefined, after: UserView | undefined): void {
+    const keyOf = (user: UserView, [kind, value]: [AddressKind, string]): Key => [
+      user.context.appId,
+      kind,
+      value,
+      Date.parse(user.context.meta.created),
+      user.context.id,
+    ];
+    const old = new Map((before ? addressesOf(before.context.data, before.context.verified_data) : []).map((a) => [a.join(':'), a]));
+    const next = new Map((after ? addressesOf(after.context.data, after.context.verified_data) : []).map((a) => [a.join(':'), a]));
+    for (const [id, address] of old) if (!next.has(id)) turn.del(this.lookup, keyOf(before!, address));
+    for (const [id, address] of next) if (!old.has(id)) turn.put(this.lookup, keyOf(after!, address), true);
+  }
+}

@@ -1,0 +1,105 @@
+import type { Config } from '../../config.js';
+import type { ActorRuntime, ActorView } from '../../runtime/runtime.js';
+import type { Database, Key, Store } from '../../storage/store.js';
+import { HIGH_KEY } from '../../storage/store.js';
+import type { ApplicationStore } from '../applications/store.js';
+import { IMPLICIT_FIELDS, type AppSchema } from '../applications/schemas.js';
+import type { UserContext } from '../../../machines/user.machine.js';
+
+/** A `{group, member}` pair as a profile lists it; the groups feature keeps these current. */
+export interface GroupMembershipEntry {
+  group: Record<string, unknown>;
+  member: Record<string, unknown>;
+}
+
+interface StoredView {
+  /** The app's `updated_at` when the view was rendered: a schema change makes the `/me` view stale. */
+  schemaStamp: string;
+  platform: Uint8Array;
+  me: Uint8Array;
+}
+
+/**
+ * The read model of profiles: each user's response bodies, serialized once per change and served
+ * as bytes. `rewrite` must run inside the write transaction that changed the user or a membership.
+ */
+export class ProfileViews {
+  readonly memberships: Database<GroupMembershipEntry, Key>;
+  private readonly views: Database<StoredView, Key>;
+
+  constructor(
+    store: Store,
+    private readonly runtime: ActorRuntime,
+    private readonly apps: ApplicationStore,
+    private readonly config: Config,
+  ) {
+    this.views = store.db<StoredView>('profile_views');
+    this.memberships = store.db<GroupMembershipEntry>('user_groups');
+  }
+
+  groupsOf(appId: string, userId: string): GroupMembershipEntry[] {
+    return [
+      ...this.memberships
+        .getRange({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })
+        .map(({ value }) => value),
+    ];
+  }
+
+  /** The full profile object as platform endpoints answer it. */
+  render(user: ActorView<UserContext>, groups: GroupMembershipEntry[], schema?: AppSchema): Record<string, unknown> {
+    const c = user.context;
+    return {
+      [this.config.names.userField]: c.id,
+      state: user.state,
+      auth_level: c.auth_level,
+      attributes: c.attributes,
+      data: schema ? userReadableData(c.data, schema) : c.data,
+      verified_data: c.verified_data,
+      groups,
+      meta: c.meta,
+      connection_map: {},
+    };
+  }
+
+  rewrite(appId: string, userId: string): void {
+    const user = this.runtime.read<UserContext>('user', [appId, userId]);
+    if (!user) {
+      this.views.remove([appId, userId]);
+      return;
+    }
+    const app = this.apps.require(appId);
+    const groups = this.groupsOf(appId, userId);
+    this.views.put([appId, userId], {
+      schemaStamp: app.updated_at,
+      platform: Buffer.from(JSON.stringify(this.render(user, groups))),
+      me: Buffer.from(JSON.stringify(this.render(user, groups, app.schema))),
+    });
+  }
+
+  /** Prepared bytes of the platform profile, or undefined for an unknown user. */
+  platformBytes(appId: string, userId: string): Uint8Array | undefined {
+    return this.views.get([appId, userId])?.platform;
+  }
+
+  /** Prepared bytes of the user's own view, re-rendered when the schema changed since. */
+  meBytes(appId: string, userId: string): Uint8Array | undefined {
+    const view = this.views.get([appId, userId]);
+    if (!view) return undefined;
+    const app = this.apps.require(appId);
+    if (view.schemaStamp === app.updated_at) return view.me;
+    const user = this.runtime.read<UserContext>('user', [appId, userId]);
+    return user && Buffer.from(JSON.stringify(this.render(user, this.groupsOf(appId, userId), app.schema)));
+  }
+}
+
+/** The schema field rules for one field name, implicit fields included; undefined for unknown fields. */
+export function fieldSpec(schema: AppSchema, name: string) {
+  return schema.fields[name] ?? IMPLICIT_FIELDS[name];
+}
+
+/** `data` as its user may see it: only `user_readable` fields (unknown fields are platform-only). */
+export function userReadableData(data: Record<string, unknown>, schema: AppSchema): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name in data) if (fieldSpec(schema, name)?.user_readable) out[name] = data[name];
+  return out;
+}

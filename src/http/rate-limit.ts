@@ -1,0 +1,58 @@
+import { rateLimited } from '../lib/errors.js';
+import type { Clock } from '../lib/clock.js';
+
+export interface RateLimit {
+  /** Tokens added per second; 0 turns the limit off. */
+  perSecond: number;
+  /** Bucket size: how many requests may arrive at once after a quiet spell. */
+  burst: number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+const MAX_BUCKETS = 100_000;
+
+/** Token buckets keyed by caller (app key, user, client IP). A refusal carries `Retry-After`. */
+export class RateLimiter {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(
+    private readonly limit: RateLimit,
+    private readonly clock: Clock,
+  ) {}
+
+  get enabled(): boolean {
+    return this.limit.perSecond > 0;
+  }
+
+  /** Takes one token for `key` or throws 429 `E_RATE_LIMITED`. */
+  take(key: string): void {
+    if (!this.enabled) return;
+    const now = this.clock.now();
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      if (this.buckets.size >= MAX_BUCKETS) this.dropFullBuckets(now);
+      bucket = { tokens: this.limit.burst, updatedAt: now };
+      this.buckets.set(key, bucket);
+    } else {
+      const refill = ((now - bucket.updatedAt) / 1000) * this.limit.perSecond;
+      bucket.tokens = Math.min(this.limit.burst, bucket.tokens + refill);
+      bucket.updatedAt = now;
+    }
+    if (bucket.tokens < 1) throw rateLimited((1 - bucket.tokens) / this.limit.perSecond);
+    bucket.tokens -= 1;
+  }
+
+  /** Forgets buckets that have refilled anyway, so the map stays bounded under many callers. */
+  private dropFullBuckets(now: number): void {
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.limit.perSecond >= this.limit.burst) {
+        this.buckets.delete(key);
+      }
+    }
+    if (this.buckets.size >= MAX_BUCKETS) this.buckets.clear();
+  }
+}
