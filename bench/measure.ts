@@ -4,7 +4,9 @@ import type { ServiceClient } from './client.js';
 import type { ChainedLoad } from './scenarios.js';
 
 export interface LoadSettings {
+  /** Measured seconds per route (and as many for its ceiling), split into `rounds`. */
   seconds: number;
+  rounds: number;
   warmupSeconds: number;
   connections: number;
   threads: number;
@@ -12,11 +14,55 @@ export interface LoadSettings {
   dir: string;
 }
 
-/** Warms up, then measures; the warm-up's figures are dropped. */
-export async function measure(url: string, script: string | undefined, settings: LoadSettings, seconds = settings.seconds): Promise<WrkResult> {
-  const run = { url, script, connections: settings.connections, threads: settings.threads };
-  if (settings.warmupSeconds > 0) await runWrk({ ...run, seconds: settings.warmupSeconds });
-  return runWrk({ ...run, seconds });
+export interface PairedMeasurement {
+  route: WrkResult;
+  ceiling: WrkResult;
+  rounds: { route: WrkResult; ceiling: WrkResult }[];
+}
+
+/**
+ * Measures a route and the ceiling in alternating rounds, so the noise of a shared machine falls on
+ * both alike. Each is warmed up first; the warm-up's figures are dropped.
+ */
+export async function measurePaired(ceilingUrl: string, routeUrl: string, script: string, settings: LoadSettings): Promise<PairedMeasurement> {
+  const common = { connections: settings.connections, threads: settings.threads };
+  const ceilingRun = { ...common, url: ceilingUrl };
+  const routeRun = { ...common, url: routeUrl, script };
+  if (settings.warmupSeconds > 0) {
+    await runWrk({ ...ceilingRun, seconds: settings.warmupSeconds });
+    await runWrk({ ...routeRun, seconds: settings.warmupSeconds });
+  }
+  const seconds = Math.max(1, Math.round(settings.seconds / settings.rounds));
+  const rounds: PairedMeasurement['rounds'] = [];
+  for (let r = 0; r < settings.rounds; r++) {
+    rounds.push({ ceiling: await runWrk({ ...ceilingRun, seconds }), route: await runWrk({ ...routeRun, seconds }) });
+  }
+  return { route: combine(rounds.map((r) => r.route)), ceiling: combine(rounds.map((r) => r.ceiling)), rounds };
+}
+
+/** Totals over rounds: the overall rate, the median p50 and the worst p99 (percentiles do not add up). */
+export function combine(results: readonly WrkResult[]): WrkResult {
+  const sum = (pick: (r: WrkResult) => number) => results.reduce((total, r) => total + pick(r), 0);
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+  const worst = (pick: (r: WrkResult) => number) => Math.max(...results.map(pick));
+  const requests = sum((r) => r.requests);
+  const seconds = sum((r) => r.seconds);
+  return {
+    requests,
+    seconds,
+    requestsPerSecond: requests / seconds,
+    p50Ms: median(results.map((r) => r.p50Ms)),
+    p75Ms: worst((r) => r.p75Ms),
+    p90Ms: worst((r) => r.p90Ms),
+    p99Ms: worst((r) => r.p99Ms),
+    non2xx: sum((r) => r.non2xx),
+    socketErrors: {
+      connect: sum((r) => r.socketErrors.connect),
+      read: sum((r) => r.socketErrors.read),
+      write: sum((r) => r.socketErrors.write),
+      timeout: sum((r) => r.socketErrors.timeout),
+    },
+  };
 }
 
 const isChained = (load: RequestShape | ChainedLoad): load is ChainedLoad => 'lua' in load;

@@ -6,6 +6,8 @@ export interface BenchOptions {
   /** Scale mode: the user count was asked for explicitly (`--users`). */
   scale: boolean;
   seconds: number;
+  /** Alternating ceiling/route rounds the seconds are split into. */
+  rounds: number;
   warmupSeconds: number;
   connections: number;
   threads: number;
@@ -20,8 +22,11 @@ export interface BenchOptions {
   env: Record<string, string>;
 }
 
-const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--warmup S] [--connections C]
+const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--rounds R] [--warmup S] [--connections C]
        [--threads T] [--seed-concurrency K] [--only NAME[,NAME]] [--cpu-prof] [--env NAME=VALUE ...]`;
+
+/** The bench measures the service's own throughput, so rate limits are off unless `--env` sets them. */
+const UNLIMITED = { SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
 
 export class UsageError extends Error {
   constructor(problem: string) {
@@ -44,6 +49,7 @@ export function parseOptions(argv: string[]): BenchOptions {
         quick: { type: 'boolean', default: false },
         users: { type: 'string' },
         seconds: { type: 'string' },
+        rounds: { type: 'string' },
         warmup: { type: 'string' },
         connections: { type: 'string' },
         threads: { type: 'string' },
@@ -60,7 +66,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (parsed.help) throw new UsageError('');
   const quick = parsed.quick!;
   const users = whole('users', parsed.users, quick ? 2_000 : 20_000);
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { ...UNLIMITED };
   for (const pair of parsed.env ?? []) {
     const at = pair.indexOf('=');
     if (at < 1) throw new UsageError(`--env takes NAME=VALUE, not "${pair}"`);
@@ -71,6 +77,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     users,
     scale: parsed.users !== undefined,
     seconds: whole('seconds', parsed.seconds, quick ? 3 : 10),
+    rounds: whole('rounds', parsed.rounds, quick ? 3 : 5),
     warmupSeconds: whole('warmup', parsed.warmup, quick ? 1 : 3, 0),
     connections: whole('connections', parsed.connections, 64),
     threads: whole('threads', parsed.threads, 1),

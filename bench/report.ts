@@ -9,8 +9,9 @@ export interface ScenarioOutcome {
   status: 'measured' | 'skipped' | 'failed';
   reason?: string;
   result?: WrkResult;
-  /** The bare uWS ceiling, measured just before this route (the machine is shared and noisy). */
+  /** The bare uWS ceiling, measured in rounds alternating with this route's (the machine is shared and noisy). */
   ceiling?: WrkResult;
+  rounds?: { route: WrkResult; ceiling: WrkResult }[];
   /** req/s divided by the ceiling's req/s. */
   ratio?: number;
   requestsPerOperation?: number;

@@ -8,7 +8,7 @@ import { startService } from './service-process.js';
 import { RouteUnavailable, serviceClient } from './client.js';
 import { seedUsers, signIn, type Seeding } from './seed.js';
 import { scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
-import { errorShare, measure, prepareScript, type LoadSettings } from './measure.js';
+import { errorShare, measurePaired, prepareScript, type LoadSettings } from './measure.js';
 import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
 import { formatTable, judge, writeResults, type ScenarioOutcome } from './report.js';
 import { formatHotFunctions, hottestFunctions, type HotFunction } from './cpu-profile.js';
@@ -101,11 +101,10 @@ async function measureService(
       try {
         const load = await scenario.setup(env);
         const script = await prepareScript(client, scenario.name, load, settings.dir);
-        log(`${scenario.name}: ceiling, then the route (${options.warmupSeconds}s warm-up, ${options.seconds}s measured each)`);
-        const ceiling = await measure(ceilingUrl, undefined, settings);
-        const result = await measure(client.baseUrl, script, settings);
+        log(`${scenario.name}: ${options.rounds} rounds of ceiling then route, ${options.seconds}s measured each`);
+        const { route: result, ceiling, rounds } = await measurePaired(ceilingUrl, client.baseUrl, script, settings);
         const ratio = result.requestsPerSecond / ceiling.requestsPerSecond;
-        const measured = { ...base, result, ceiling, ratio, barMet: judge(result, ratio, scenario.bar) };
+        const measured = { ...base, result, ceiling, rounds, ratio, barMet: judge(result, ratio, scenario.bar) };
         const share = errorShare(result);
         outcomes.push(
           share > 0.001
@@ -153,7 +152,7 @@ async function measureService(
 
 function summarize(options: BenchOptions, run: ServiceRun): string {
   const lines = [
-    `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up + ${options.seconds}s per run; each route's ratio is to a ceiling run made just before it`,
+    `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up, then ${options.rounds} alternating rounds of ceiling and route, ${options.seconds}s each in total`,
     run.seeding
       ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`
       : `seeding: skipped (${run.seedingSkipped})`,
