@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 export interface CeilingProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -22,6 +23,7 @@ export function startCeiling(): Promise<CeilingProcess> {
       if (port)
         resolve({
           url: `http://127.0.0.1:${port}/`,
+          pid: child.pid!,
           async stop() {
             child.kill('SIGTERM');
             await exited;

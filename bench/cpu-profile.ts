@@ -13,7 +13,10 @@ export interface HotFunction {
   where: string;
 }
 
-/** The functions with the most self time in the `.cpuprofile` files node wrote into `dir`. */
+/**
+ * The functions with the most self time in the `.cpuprofile` files node wrote into `dir`, as shares
+ * of the busy time: `(idle)` is left out, since the service idles while the ceiling is measured.
+ */
 export async function hottestFunctions(dir: string, top = 25): Promise<HotFunction[]> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
   const selfHits = new Map<string, { name: string; where: string; hits: number }>();
@@ -22,9 +25,9 @@ export async function hottestFunctions(dir: string, top = 25): Promise<HotFuncti
     const profile = JSON.parse(await readFile(join(dir, file), 'utf8')) as { nodes: ProfileNode[] };
     for (const node of profile.nodes) {
       const hits = node.hitCount ?? 0;
-      if (!hits) continue;
-      total += hits;
       const { functionName, url, lineNumber } = node.callFrame;
+      if (!hits || functionName === '(idle)') continue;
+      total += hits;
       const where = url ? `${shortUrl(url)}:${lineNumber + 1}` : '';
       const key = `${functionName}@${where}`;
       const entry = selfHits.get(key) ?? { name: functionName || '(anonymous)', where, hits: 0 };

@@ -1,5 +1,6 @@
 import { firstRequest, writeRawScript, writeRequestScript, type RequestShape } from './lua.js';
-import { runWrk, type WrkResult } from './wrk.js';
+import { runWrk, type WrkResult, type WrkRun } from './wrk.js';
+import { cpuSeconds } from './service-process.js';
 import type { ServiceClient } from './client.js';
 import type { ChainedLoad } from './scenarios.js';
 
@@ -14,43 +15,63 @@ export interface LoadSettings {
   dir: string;
 }
 
+/** A server under load: where wrk sends requests and which process answers them. */
+export interface Target {
+  url: string;
+  pid: number;
+}
+
+/** wrk's figures plus the answering process's CPU time per request (steadier than req/s on a shared machine). */
+export interface Measured extends WrkResult {
+  cpuMicrosPerRequest: number;
+}
+
 export interface PairedMeasurement {
-  route: WrkResult;
-  ceiling: WrkResult;
-  rounds: { route: WrkResult; ceiling: WrkResult }[];
+  route: Measured;
+  ceiling: Measured;
+  rounds: { route: Measured; ceiling: Measured }[];
+}
+
+async function runMeasured(target: Target, run: Omit<WrkRun, 'url'>): Promise<Measured> {
+  const cpuBefore = await cpuSeconds(target.pid);
+  const result = await runWrk({ ...run, url: target.url });
+  const cpu = (await cpuSeconds(target.pid)) - cpuBefore;
+  return { ...result, cpuMicrosPerRequest: (cpu * 1e6) / Math.max(1, result.requests) };
 }
 
 /**
  * Measures a route and the ceiling in alternating rounds, so the noise of a shared machine falls on
  * both alike. Each is warmed up first; the warm-up's figures are dropped.
  */
-export async function measurePaired(ceilingUrl: string, routeUrl: string, script: string, settings: LoadSettings): Promise<PairedMeasurement> {
+export async function measurePaired(ceiling: Target, route: Target, script: string, settings: LoadSettings): Promise<PairedMeasurement> {
   const common = { connections: settings.connections, threads: settings.threads };
-  const ceilingRun = { ...common, url: ceilingUrl };
-  const routeRun = { ...common, url: routeUrl, script };
   if (settings.warmupSeconds > 0) {
-    await runWrk({ ...ceilingRun, seconds: settings.warmupSeconds });
-    await runWrk({ ...routeRun, seconds: settings.warmupSeconds });
+    await runWrk({ ...common, url: ceiling.url, seconds: settings.warmupSeconds });
+    await runWrk({ ...common, url: route.url, script, seconds: settings.warmupSeconds });
   }
   const seconds = Math.max(1, Math.round(settings.seconds / settings.rounds));
   const rounds: PairedMeasurement['rounds'] = [];
   for (let r = 0; r < settings.rounds; r++) {
-    rounds.push({ ceiling: await runWrk({ ...ceilingRun, seconds }), route: await runWrk({ ...routeRun, seconds }) });
+    rounds.push({
+      ceiling: await runMeasured(ceiling, { ...common, seconds }),
+      route: await runMeasured(route, { ...common, script, seconds }),
+    });
   }
   return { route: combine(rounds.map((r) => r.route)), ceiling: combine(rounds.map((r) => r.ceiling)), rounds };
 }
 
 /** Totals over rounds: the overall rate, the median p50 and the worst p99 (percentiles do not add up). */
-export function combine(results: readonly WrkResult[]): WrkResult {
-  const sum = (pick: (r: WrkResult) => number) => results.reduce((total, r) => total + pick(r), 0);
+export function combine(results: readonly Measured[]): Measured {
+  const sum = (pick: (r: Measured) => number) => results.reduce((total, r) => total + pick(r), 0);
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
-  const worst = (pick: (r: WrkResult) => number) => Math.max(...results.map(pick));
+  const worst = (pick: (r: Measured) => number) => Math.max(...results.map(pick));
   const requests = sum((r) => r.requests);
   const seconds = sum((r) => r.seconds);
   return {
     requests,
     seconds,
     requestsPerSecond: requests / seconds,
+    cpuMicrosPerRequest: sum((r) => r.cpuMicrosPerRequest * r.requests) / Math.max(1, requests),
     p50Ms: median(results.map((r) => r.p50Ms)),
     p75Ms: worst((r) => r.p75Ms),
     p90Ms: worst((r) => r.p90Ms),

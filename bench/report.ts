@@ -1,17 +1,17 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import type { WrkResult } from './wrk.js';
+import type { Measured } from './measure.js';
 import type { Bar } from './scenarios.js';
 
 export interface ScenarioOutcome {
   name: string;
   status: 'measured' | 'skipped' | 'failed';
   reason?: string;
-  result?: WrkResult;
+  result?: Measured;
   /** The bare uWS ceiling, measured in rounds alternating with this route's (the machine is shared and noisy). */
-  ceiling?: WrkResult;
-  rounds?: { route: WrkResult; ceiling: WrkResult }[];
+  ceiling?: Measured;
+  rounds?: { route: Measured; ceiling: Measured }[];
   /** req/s divided by the ceiling's req/s. */
   ratio?: number;
   requestsPerOperation?: number;
@@ -20,7 +20,7 @@ export interface ScenarioOutcome {
   barMet?: boolean;
 }
 
-export function judge(result: WrkResult, ratio: number, bar: Bar | undefined): boolean | undefined {
+export function judge(result: Measured, ratio: number, bar: Bar | undefined): boolean | undefined {
   if (!bar) return undefined;
   return (bar.ratio === undefined || ratio >= bar.ratio) && (bar.p99Ms === undefined || result.p99Ms <= bar.p99Ms);
 }
@@ -30,12 +30,12 @@ const barText = (bar?: Bar) =>
   bar ? [bar.ratio !== undefined ? `≥${bar.ratio}×` : '', bar.p99Ms !== undefined ? `p99≤${bar.p99Ms}ms` : ''].filter(Boolean).join(' ') : '';
 
 export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
-  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', '× ceiling', 'bar', 'met'];
+  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', '× ceiling', 'cpu µs/req', 'cpu × ceiling', 'bar', 'met'];
   const rows: string[][] = [];
   const notes: string[] = [];
   for (const o of outcomes) {
     if (!o.result) {
-      rows.push([o.name, '-', '-', '-', '-', '-', barText(o.bar), o.status]);
+      rows.push([o.name, '-', '-', '-', '-', '-', '-', '-', barText(o.bar), o.status]);
       notes.push(`  ${o.name}: ${o.status}: ${o.reason}`);
       continue;
     }
@@ -47,6 +47,8 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       ms(o.result.p99Ms),
       o.ceiling!.requestsPerSecond.toFixed(0),
       o.ratio!.toFixed(2),
+      o.result.cpuMicrosPerRequest.toFixed(1),
+      (o.result.cpuMicrosPerRequest / o.ceiling!.cpuMicrosPerRequest).toFixed(1),
       barText(o.bar),
       o.status === 'failed' ? 'FAILED' : o.barMet === undefined ? '' : o.barMet ? 'yes' : 'NO',
     ]);

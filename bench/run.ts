@@ -8,7 +8,7 @@ import { startService } from './service-process.js';
 import { RouteUnavailable, serviceClient } from './client.js';
 import { seedUsers, signIn, type Seeding } from './seed.js';
 import { scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
-import { errorShare, measurePaired, prepareScript, type LoadSettings } from './measure.js';
+import { errorShare, measurePaired, prepareScript, type LoadSettings, type Target } from './measure.js';
 import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
 import { formatTable, judge, writeResults, type ScenarioOutcome } from './report.js';
 import { formatHotFunctions, hottestFunctions, type HotFunction } from './cpu-profile.js';
@@ -28,9 +28,9 @@ async function main(): Promise<number> {
   await mkdir(settings.dir);
   const ceiling = await startCeiling();
   try {
-    const run = await measureService(options, settings, ceiling.url, join(work, 'data'), join(work, 'cpu-prof'));
+    const run = await measureService(options, settings, ceiling, join(work, 'data'), join(work, 'cpu-prof'));
     process.stdout.write(`\n${formatTable(run.outcomes)}\n\n${summarize(options, run)}\n`);
-    if (run.hot) process.stdout.write(`\nHottest functions of the service (self time, whole run):\n${formatHotFunctions(run.hot)}\n`);
+    if (run.hot) process.stdout.write(`\nHottest functions of the service (share of busy self time, whole run):\n${formatHotFunctions(run.hot)}\n`);
     const file = await writeResults(
       {
         startedAt: startedAt.toISOString(),
@@ -63,7 +63,7 @@ interface ServiceRun {
 async function measureService(
   options: BenchOptions,
   settings: LoadSettings,
-  ceilingUrl: string,
+  ceilingServer: Target,
   dataDir: string,
   profileDir: string,
 ): Promise<ServiceRun> {
@@ -102,7 +102,7 @@ async function measureService(
         const load = await scenario.setup(env);
         const script = await prepareScript(client, scenario.name, load, settings.dir);
         log(`${scenario.name}: ${options.rounds} rounds of ceiling then route, ${options.seconds}s measured each`);
-        const { route: result, ceiling, rounds } = await measurePaired(ceilingUrl, client.baseUrl, script, settings);
+        const { route: result, ceiling, rounds } = await measurePaired(ceilingServer, { url: client.baseUrl, pid: service.pid }, script, settings);
         const ratio = result.requestsPerSecond / ceiling.requestsPerSecond;
         const measured = { ...base, result, ceiling, rounds, ratio, barMet: judge(result, ratio, scenario.bar) };
         const share = errorShare(result);

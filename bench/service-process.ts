@@ -108,3 +108,11 @@ export async function rssAnonBytes(pid: number): Promise<number> {
   if (!match) throw new Error(`no RssAnon in /proc/${pid}/status`);
   return Number(match[1]) * 1024;
 }
+
+/** CPU seconds (user + system, every thread) a process has used so far, from /proc/<pid>/stat. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the line; the slice starts at field 3. Linux counts in 1/100 s.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
