@@ -21,6 +21,8 @@ export interface ServiceClient {
   readonly app: AppCredentials;
   /** The platform auth headers, as wrk must send them. */
   readonly platformHeaders: Record<string, string>;
+  /** The profile field holding the user ID (`<brand>_user`). */
+  readonly userField: string;
   /** The publishable key header alone (front-end routes). */
   readonly keyHeader: Record<string, string>;
   /** Answers the parsed JSON body of a 2xx; throws RouteUnavailable or an Error naming status and body. */
@@ -40,6 +42,7 @@ export function serviceClient(baseUrl: string, app: AppCredentials, brand = 'svc
     app,
     platformHeaders,
     keyHeader: { [`x-${brand}-app-key`]: app.key },
+    userField: `${brand}_user`,
     async call(method, path, options = {}) {
       const headers: Record<string, string | number> = { accept: 'application/json', ...options.headers };
       if (options.platform) Object.assign(headers, platformHeaders);

@@ -3,8 +3,6 @@ import { parseArgs } from 'node:util';
 export interface BenchOptions {
   quick: boolean;
   users: number;
-  /** Scale mode: the user count was asked for explicitly (`--users`). */
-  scale: boolean;
   seconds: number;
   /** Alternating ceiling/route rounds the seconds are split into. */
   rounds: number;
@@ -75,7 +73,6 @@ export function parseOptions(argv: string[]): BenchOptions {
   return {
     quick,
     users,
-    scale: parsed.users !== undefined,
     seconds: whole('seconds', parsed.seconds, quick ? 3 : 10),
     rounds: whole('rounds', parsed.rounds, quick ? 3 : 5),
     warmupSeconds: whole('warmup', parsed.warmup, quick ? 1 : 3, 0),

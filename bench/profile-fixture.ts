@@ -23,7 +23,7 @@ export function seedProfile(n: number): { data: Record<string, unknown>; attribu
 export function ceilingBody(): string {
   const { data, attributes } = seedProfile(123456);
   return JSON.stringify({
-    user_id: 'user_01JD3M6ZC3Q5V9X8W7Y6T5R4S3',
+    svc_user: 'user_01JD3M6ZC3Q5V9X8W7Y6T5R4S3',
     state: 'enabled',
     auth_level: 'unverified',
     data: { user_id: 'user_01JD3M6ZC3Q5V9X8W7Y6T5R4S3', ...data },

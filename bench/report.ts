@@ -15,6 +15,8 @@ export interface ScenarioOutcome {
   /** req/s divided by the ceiling's req/s. */
   ratio?: number;
   requestsPerOperation?: number;
+  /** Set when the route ran with other than the default connection count. */
+  connections?: number;
   bar?: Bar;
   /** Whether every figure the bar names is met; undefined without a bar. */
   barMet?: boolean;
@@ -40,8 +42,9 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       continue;
     }
     const perOp = o.requestsPerOperation && o.requestsPerOperation > 1 ? ` (${o.requestsPerOperation} req/op)` : '';
+    const connections = o.connections ? ` [c=${o.connections}]` : '';
     rows.push([
-      o.name + perOp,
+      o.name + perOp + connections,
       o.result.requestsPerSecond.toFixed(0),
       ms(o.result.p50Ms),
       ms(o.result.p99Ms),

@@ -97,12 +97,14 @@ async function measureService(
     const outcomes: ScenarioOutcome[] = [];
     const chosen = scenarios.filter((s) => options.only.length === 0 || options.only.some((o) => s.name.toLowerCase().includes(o)));
     for (const scenario of chosen) {
-      const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation };
+      const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation, connections: scenario.connections };
       try {
         const load = await scenario.setup(env);
         const script = await prepareScript(client, scenario.name, load, settings.dir);
-        log(`${scenario.name}: ${options.rounds} rounds of ceiling then route, ${options.seconds}s measured each`);
-        const { route: result, ceiling, rounds } = await measurePaired(ceilingServer, { url: client.baseUrl, pid: service.pid }, script, settings);
+        const connections = scenario.connections ?? settings.connections;
+        log(`${scenario.name}: ${options.rounds} rounds of ceiling then route, ${options.seconds}s measured each, ${connections} connections`);
+        const route = { url: client.baseUrl, pid: service.pid };
+        const { route: result, ceiling, rounds } = await measurePaired(ceilingServer, route, script, { ...settings, connections });
         const ratio = result.requestsPerSecond / ceiling.requestsPerSecond;
         const measured = { ...base, result, ceiling, rounds, ratio, barMet: judge(result, ratio, scenario.bar) };
         const share = errorShare(result);

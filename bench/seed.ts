@@ -24,7 +24,7 @@ export async function seedUsers(
       platform: true,
       body: profile,
     });
-    users[n] = { id: created.user_id, email: profile.data.email as string };
+    users[n] = { id: created[client.userField], email: profile.data.email as string };
     if (++done % 10_000 === 0) onProgress?.(done);
   });
   const seconds = (performance.now() - startedAt) / 1000;
