@@ -3,10 +3,12 @@ import type { Route } from './http/route.js';
 import { createHttpServer, type HttpServer } from './http/server.js';
 import { systemRoutes } from './features/system/routes.js';
 import { applicationRoutes } from './features/applications/routes.js';
+import { oidcClientRoutes } from './features/oidc-clients/routes.js';
+import { userRoutes } from './features/users/routes.js';
 
 /** Every route of the service, feature by feature. */
 export function buildRoutes(deps: Deps): Route[] {
-  return limitSignInRoutes(deps, [...systemRoutes(deps), ...applicationRoutes(deps)]);
+  return limitSignInRoutes(deps, [...systemRoutes(deps), ...applicationRoutes(deps), ...oidcClientRoutes(deps), ...userRoutes(deps)]);
 }
 
 /** The sign-in endpoints are throttled per client IP before anything else runs (ADDENDUM §8). */

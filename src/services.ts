@@ -10,6 +10,7 @@ import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
 import { ProfileViews } from './features/users/profile-views.js';
 import { UserDirectory } from './features/users/directory.js';
+import { ActivityStamps, withActivity } from './features/users/activity.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { AccessTokens } from './auth/access-tokens.js';
 import { requireUser } from './auth/bearer-auth.js';
@@ -62,8 +63,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     profiles,
     signingKeys,
     accessTokens,
-    requireUser: thenLimit(requireUser(accessTokens, users, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
-      ctx.method !== 'GET' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
+    // Activity is stamped only on calls the rate limit let through.
+    requireUser: withActivity(
+      thenLimit(requireUser(accessTokens, users, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
+        ctx.method !== 'GET' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
+      ),
+      new ActivityStamps(users, runtime, clock, logger),
     ),
     requireApp: thenLimit(requireAppCredentials(config, apps), new RateLimiter(config.rateLimits.app, clock), (ctx) =>
       ctx.caller?.kind === 'app' ? ctx.caller.key : undefined,

@@ -85,7 +85,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         res.writeHeader('access-control-expose-headers', 'x-request-id, retry-after');
       }
       if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-      if (reply.status === 204 || reply.status === 304) res.endWithoutBody(undefined, close);
+      // No arguments: an explicit undefined length makes uWS announce a bogus Content-Length.
+      if (reply.status === 204 || reply.status === 304) res.endWithoutBody();
       else res.end(payload, close);
     });
     observe?.(ctx.route, ctx.method, reply.status, (performance.now() - ctx.startedAt) / 1000);

@@ -142,6 +142,8 @@ export class ActorRuntime {
     effects: Array<() => void>,
   ): Turn {
     const now = this.options.clock.now();
+    // Removed in this turn: gone for the rest of it, even though LMDB still holds them until the commit.
+    const removed = new Set<string>();
     const requireLock = (kind: string, key: Key[]) => {
       const id = actorLockKey(kind, key);
       if (!locked.has(id)) throw new TypeError(`Turn touches ${id} without holding its lock`);
@@ -159,6 +161,7 @@ export class ActorRuntime {
         const id = actorLockKey(kind, key);
         // An actor this turn does not hold may be mid-commit elsewhere: read what is committed.
         if (!locked.has(id)) return this.read<C>(kind, key);
+        if (removed.has(id)) return undefined;
         const resident = this.residents.get(id) ?? this.activate(kind, key);
         return resident ? viewOf<C>({ v: 0, snapshot: resident.actor.getSnapshot() }) : undefined;
       },
@@ -176,7 +179,7 @@ export class ActorRuntime {
       },
       send: <C>(kind: string, key: Key[], event: Event) => {
         const id = requireLock(kind, key);
-        const resident = this.residents.get(id) ?? this.activate(kind, key);
+        const resident = removed.has(id) ? undefined : (this.residents.get(id) ?? this.activate(kind, key));
         if (!resident) throw notFound(kind, String(key[key.length - 1]));
         const before = resident.actor.getSnapshot();
         if (!before.can(event)) throw invalidTransition(stateName(before.value), event.type);
@@ -190,7 +193,9 @@ export class ActorRuntime {
       },
       remove: (kind: string, key: Key[]) => {
         const id = requireLock(kind, key);
-        touched.add(id);
+        // A removed actor must not stay resident, or later turns would still find it.
+        this.evict(id);
+        removed.add(id);
         const table = this.table(kind);
         writes.push(() => table.remove(key));
       },

@@ -10,7 +10,7 @@ t.test('a bucket allows its burst, then refuses with Retry-After until it refill
   limiter.take('b');
   clock.advance(500);
   limiter.take('a');
-  t.throws(() => limiter.take('a'), { status: 429 });
+  t.throws(() => limiter.take('a'), { status: 429, code: 'E_RATE_LIMITED' });
 });
 
 t.test('a zero rate turns the limit off', async (t) => {
@@ -24,5 +24,5 @@ t.test('Retry-After rounds the wait up to whole seconds', async (t) => {
   const clock = manualClock();
   const limiter = new RateLimiter({ perSecond: 0.25, burst: 1 }, clock);
   limiter.take('a');
-  t.throws(() => limiter.take('a'), { headers: { 'retry-after': '4' } });
+  t.throws(() => limiter.take('a'), { code: 'E_RATE_LIMITED', headers: { 'retry-after': '4' } });
 });

@@ -45,6 +45,10 @@ export class UserDirectory {
     return this.runtime.read<UserContext>(USER_KIND, userKey(appId, userId));
   }
 
+  exists(appId: string, userId: string): boolean {
+    return this.runtime.table(USER_KIND).doesExist(userKey(appId, userId));
+  }
+
   require(appId: string, userId: string): UserView {
     const user = this.get(appId, userId);
     if (!user) throw notFound('user', userId);

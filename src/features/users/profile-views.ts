@@ -2,8 +2,9 @@ import type { Config } from '../../config.js';
 import type { ActorRuntime, ActorView } from '../../runtime/runtime.js';
 import type { Database, Key, Store } from '../../storage/store.js';
 import { HIGH_KEY } from '../../storage/store.js';
+import { readPage, type PageRequest } from '../../storage/paging.js';
 import type { ApplicationStore } from '../applications/store.js';
-import { IMPLICIT_FIELDS, type AppSchema } from '../applications/schemas.js';
+import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 
 /** A `{group, member}` pair as a profile lists it; the groups feature keeps these current. */
@@ -81,6 +82,11 @@ export class ProfileViews {
     return this.views.get([appId, userId])?.platform;
   }
 
+  /** Prepared platform bytes of one page of an app's profiles, in user ID order. */
+  platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Uint8Array[] {
+    return readPage(this.views, { ...request, prefix: [appId] }).map(({ value }) => value.platform);
+  }
+
   /** Prepared bytes of the user's own view, re-rendered when the schema changed since. */
   meBytes(appId: string, userId: string): Uint8Array | undefined {
     const view = this.views.get([appId, userId]);
@@ -93,8 +99,10 @@ export class ProfileViews {
 }
 
 /** The schema field rules for one field name, implicit fields included; undefined for unknown fields. */
-export function fieldSpec(schema: AppSchema, name: string) {
-  return schema.fields[name] ?? IMPLICIT_FIELDS[name];
+export function fieldSpec(schema: AppSchema, name: string): FieldSpec | undefined {
+  // Own properties only: a field named `constructor` must not find Object.prototype's.
+  if (Object.hasOwn(schema.fields, name)) return schema.fields[name];
+  return Object.hasOwn(IMPLICIT_FIELDS, name) ? IMPLICIT_FIELDS[name] : undefined;
 }
 
 /** `data` as its user may see it: only `user_readable` fields (unknown fields are platform-only). */

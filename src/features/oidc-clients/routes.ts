@@ -1,0 +1,72 @@
+import { noContent, ok } from '../../http/reply.js';
+import type { Route } from '../../http/route.js';
+import { pageQueryParser } from '../../http/page-query.js';
+import { callerAppId } from '../../auth/platform-auth.js';
+import { parseJsonBody } from '../../lib/validate.js';
+import type { Deps } from '../../deps.js';
+import { CLIENT_ID_PATTERN, ClientBodySchema, CredentialBodySchema } from './schemas.js';
+import { OidcClientService } from './service.js';
+
+/** SPEC "OIDC clients" and ADDENDUM §6: platform routes, each app confined to its own clients. */
+export function oidcClientRoutes(deps: Deps): Route[] {
+  const clients = new OidcClientService(deps);
+  const before = [deps.requireApp];
+  const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: CLIENT_ID_PATTERN });
+  const base = '/applications/:app/oidc-clients';
+  return [
+    {
+      method: 'POST',
+      path: base,
+      before,
+      handle: async (ctx) => ok(await clients.create(callerAppId(ctx.caller), parseJsonBody(ctx, ClientBodySchema))),
+    },
+    {
+      method: 'GET',
+      path: base,
+      before,
+      handle: (ctx) => ok(clients.list(callerAppId(ctx.caller), parsePage(ctx.query()))),
+    },
+    {
+      method: 'GET',
+      path: `${base}/:client`,
+      before,
+      handle: (ctx) => ok(clients.get(callerAppId(ctx.caller), ctx.params.client)),
+    },
+    {
+      method: 'PUT',
+      path: `${base}/:client`,
+      before,
+      handle: async (ctx) => {
+        const body = parseJsonBody(ctx, ClientBodySchema);
+        return ok(await clients.replace(callerAppId(ctx.caller), ctx.params.client, body));
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${base}/:client`,
+      before,
+      handle: async (ctx) => {
+        await clients.remove(callerAppId(ctx.caller), ctx.params.client);
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: `${base}/:client/credentials`,
+      before,
+      handle: async (ctx) => {
+        const body = parseJsonBody(ctx, CredentialBodySchema);
+        return ok(await clients.addCredential(callerAppId(ctx.caller), ctx.params.client, body));
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${base}/:client/credentials/:client_id`,
+      before,
+      handle: async (ctx) => {
+        await clients.removeCredential(callerAppId(ctx.caller), ctx.params.client, ctx.params.client_id);
+        return noContent();
+      },
+    },
+  ];
+}

@@ -1,0 +1,145 @@
+import * as v from 'valibot';
+import { EXTERNAL_ID } from '../../lib/ids.js';
+
+const DEFAULT_SCOPES: readonly string[] = Object.freeze(['openid', 'profile', 'email']);
+const HUB_DARK_MODES = ['enabled', 'disabled', 'auto'] as const;
+
+const MAX_URL_LENGTH = 2048;
+const MAX_LIST_LENGTH = 100;
+/** RFC 6749 §3.3 scope-token: printable ASCII except space, `"` and `\`. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/;
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Valibot's object schemas take arrays as objects; this refuses them first. */
+const jsonObject = <S extends v.GenericSchema>(schema: S, message: string) =>
+  v.pipe(v.custom<unknown>(isPlainObject, message), schema);
+
+/** Messages for an object's key issues (its type is checked by `jsonObject` before). */
+const keyMessage = (issue: v.BaseIssue<unknown>) => (issue.expected === 'never' ? 'is not a known field' : 'is required');
+
+function isHttpUrl(value: string): boolean {
+  // `new URL` alone also takes `http:host` and trims spaces: demand the absolute form as written.
+  if (!/^https?:\/\/[^\s]+$/i.test(value)) return false;
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+const HttpUrl = v.pipe(
+  v.string('must be a URL string'),
+  v.maxLength(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
+  v.check(isHttpUrl, 'must be an absolute http(s) URL'),
+);
+
+const RedirectUri = v.pipe(
+  HttpUrl,
+  v.check((value) => !value.includes('#'), 'must not contain a fragment'),
+);
+
+const listOf = <S extends v.GenericSchema>(item: S, what: string) =>
+  v.pipe(
+    v.array(item, `must be an array of ${what}`),
+    v.maxLength(MAX_LIST_LENGTH, `must hold at most ${MAX_LIST_LENGTH} entries`),
+  );
+
+const Scope = v.pipe(
+  v.string('must be a string'),
+  v.regex(SCOPE_TOKEN, 'must be a scope token: 1 to 128 printable characters without spaces, quotes or backslashes'),
+);
+
+/** SPEC "OIDC `config` fields" with ADDENDUM §6; any other key is kept as given. */
+export const OidcConfigSchema = jsonObject(
+  v.looseObject(
+    {
+      allowed_origins: v.optional(listOf(HttpUrl, 'URLs')),
+      redirect_uris: v.optional(listOf(RedirectUri, 'URLs')),
+      post_logout_uris: v.optional(listOf(HttpUrl, 'URLs')),
+      logo_uri: v.optional(HttpUrl),
+      logo_dark_mode_uri: v.optional(HttpUrl),
+      allowed_scopes: v.optional(listOf(Scope, 'scopes'), () => [...DEFAULT_SCOPES]),
+      hub_title: v.optional(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters'))),
+      hub_dark_mode: v.optional(v.picklist(HUB_DARK_MODES, `must be one of ${HUB_DARK_MODES.join(', ')}`)),
+      hub_show_logos: v.optional(v.boolean('must be true or false')),
+      is_pkce_supported: v.optional(v.boolean('must be true or false')),
+    },
+    keyMessage,
+  ),
+  'must be an object',
+);
+
+export type OidcConfig = v.InferOutput<typeof OidcConfigSchema>;
+
+const Name = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(200, 'must be at most 200 characters'),
+);
+
+/** Fields a client answers with that a caller may echo back on PUT: accepted and ignored. */
+const readOnly = v.optional(v.unknown());
+
+/** POST creates and PUT replaces with the same body: name, description and config as a whole. */
+export const ClientBodySchema = v.pipe(
+  jsonObject(
+    v.strictObject(
+      {
+        name: Name,
+        description: v.optional(
+          v.pipe(v.string('must be a string'), v.maxLength(1000, 'must be at most 1000 characters')),
+          '',
+        ),
+        config: v.optional(OidcConfigSchema, {}),
+        id: readOnly,
+        app_id: readOnly,
+        created_at: readOnly,
+        updated_at: readOnly,
+        credentials: readOnly,
+      },
+      keyMessage,
+    ),
+    'must be a JSON object',
+  ),
+  v.transform(({ name, description, config }) => ({ name, description, config })),
+);
+
+export type ClientBody = v.InferOutput<typeof ClientBodySchema>;
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+function isTimestamp(value: string): boolean {
+  if (!TIMESTAMP.test(value)) return false;
+  // Date.parse rolls 2026-02-30 over into March; a date that rolls over is not a date.
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && !Number.isNaN(Date.parse(value));
+}
+
+/** `POST …/{client}/credentials`: every field optional (a missing body counts as `{}`). */
+export const CredentialBodySchema = jsonObject(
+  v.strictObject(
+    {
+      name: v.optional(Name),
+      app_variant_id: v.optional(
+        v.pipe(v.string('must be a string'), v.regex(EXTERNAL_ID, 'must be 1 to 128 characters of [A-Za-z0-9_.:@|+-]')),
+      ),
+      expires: v.optional(
+        v.pipe(
+          v.string('must be an ISO 8601 date-time'),
+          v.check(isTimestamp, 'must be an ISO 8601 date-time with a time zone, like 2027-01-31T12:00:00Z'),
+        ),
+      ),
+    },
+    keyMessage,
+  ),
+  'must be a JSON object',
+);
+
+export type CredentialBody = v.InferOutput<typeof CredentialBodySchema>;
+
+/** What `after` may be on the client list: an OIDC client ID. */
+export const CLIENT_ID_PATTERN = /^oidc_client_[0-9A-HJKMNP-TV-Z]{26}$/;

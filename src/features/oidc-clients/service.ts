@@ -1,0 +1,173 @@
+import { notFound, validationError } from '../../lib/errors.js';
+import { isoDate } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
+import { readPage, type PageRequest } from '../../storage/paging.js';
+import type { Turn } from '../../runtime/runtime.js';
+import type { Deps } from '../../deps.js';
+import {
+  mintCredential,
+  showCredential,
+  type Credential,
+  type CredentialOptions,
+  type StoredCredential,
+} from './credentials.js';
+import type { ClientBody, CredentialBody, OidcConfig } from './schemas.js';
+
+interface StoredClient {
+  id: string;
+  app_id: string;
+  name: string;
+  description: string;
+  config: OidcConfig;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OidcClient extends StoredClient {
+  credentials: Credential[];
+}
+
+export interface ClientPage {
+  total_results: number;
+  results: OidcClient[];
+}
+
+/** The clear secret of a credential minted by this request, shown in its answer only. */
+interface Revealed {
+  clientId: string;
+  secret: string;
+}
+
+export const clientCount = (appId: string): Key => ['oidc_clients', appId];
+const clientLock = (appId: string, clientId: string) => `oidc_client:${appId}\u0000${clientId}`;
+
+/**
+ * OIDC client registrations of an application: plain records keyed `[appId, clientId]` (so an app can
+ * only ever reach its own), credentials keyed `[appId, clientId, oidccId]`, and an exact per-app count.
+ * Every change runs as one runtime turn: the client's lock held, all writes in one transaction.
+ */
+export class OidcClientService {
+  private readonly clients: Database<StoredClient, Key>;
+  private readonly credentials: Database<StoredCredential, Key>;
+
+  constructor(private readonly deps: Pick<Deps, 'store' | 'runtime' | 'clock' | 'pepper'>) {
+    this.clients = deps.store.db<StoredClient>('oidc_clients');
+    this.credentials = deps.store.db<StoredCredential>('oidc_credentials');
+  }
+
+  list(appId: string, page: Omit<PageRequest, 'prefix'>): ClientPage {
+    const now = this.deps.clock.now();
+    const entries = readPage(this.clients, { prefix: [appId], ...page });
+    return {
+      total_results: this.deps.runtime.counter(clientCount(appId)),
+      results: entries.map(({ value }) => this.show(value, now)),
+    };
+  }
+
+  get(appId: string, clientId: string): OidcClient {
+    return this.show(this.require(appId, clientId), this.deps.clock.now());
+  }
+
+  /** A new client with one generated credential, whose secret this answer shows in clear. */
+  create(appId: string, body: ClientBody): Promise<OidcClient> {
+    const id = newId('oidc_client');
+    return this.deps.runtime.run([clientLock(appId, id)], (turn) => {
+      const at = isoDate(turn.now);
+      const client: StoredClient = { id, app_id: appId, ...body, created_at: at, updated_at: at };
+      turn.put(this.clients, [appId, id], client);
+      turn.count(clientCount(appId), 1);
+      const { stored, secret } = this.stageCredential(turn, client, {});
+      return this.show(client, turn.now, [stored], { clientId: stored.client_id, secret });
+    });
+  }
+
+  /** PUT replaces name, description and config as a whole; credentials and created_at stay. */
+  replace(appId: string, clientId: string, body: ClientBody): Promise<OidcClient> {
+    return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
+      const current = this.require(appId, clientId);
+      const client: StoredClient = { ...current, ...body, updated_at: isoDate(turn.now) };
+      turn.put(this.clients, [appId, clientId], client);
+      return this.show(client, turn.now);
+    });
+  }
+
+  remove(appId: string, clientId: string): Promise<void> {
+    return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
+      this.require(appId, clientId);
+      for (const credential of this.credentialsOf(appId, clientId)) {
+        turn.del(this.credentials, [appId, clientId, credential.oidc_client_configuration_id]);
+      }
+      turn.del(this.clients, [appId, clientId]);
+      turn.count(clientCount(appId), -1);
+    });
+  }
+
+  /** Adds a credential (rotation's first half); the answer is the credential with its secret in clear. */
+  addCredential(appId: string, clientId: string, body: CredentialBody): Promise<Credential> {
+    return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
+      const client = this.require(appId, clientId);
+      const expiresAt = body.expires === undefined ? undefined : Date.parse(body.expires);
+      if (expiresAt !== undefined && expiresAt <= turn.now) {
+        throw validationError({ expires: ['must be in the future'] });
+      }
+      const { stored, secret } = this.stageCredential(turn, client, { name: body.name, app_variant_id: body.app_variant_id, expiresAt });
+      this.touch(turn, client);
+      return showCredential(stored, turn.now, secret);
+    });
+  }
+
+  /** Deletes a credential by its `client_id`: it stops being valid at once. */
+  removeCredential(appId: string, clientId: string, credentialClientId: string): Promise<void> {
+    return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
+      const client = this.require(appId, clientId);
+      const credential = this.credentialsOf(appId, clientId).find((c) => c.client_id === credentialClientId);
+      if (!credential) throw notFound('credential', credentialClientId);
+      turn.del(this.credentials, [appId, clientId, credential.oidc_client_configuration_id]);
+      this.touch(turn, client);
+    });
+  }
+
+  /** Another app's client is as absent as one that never existed. */
+  private require(appId: string, clientId: string): StoredClient {
+    const client = this.clients.get([appId, clientId]);
+    if (!client) throw notFound('oidc_client', clientId);
+    return client;
+  }
+
+  private credentialsOf(appId: string, clientId: string): StoredCredential[] {
+    const range = this.credentials.getRange({ start: [appId, clientId, ''], end: [appId, clientId, HIGH_KEY] });
+    return [...range.map(({ value }) => value)];
+  }
+
+  private stageCredential(turn: Turn, client: StoredClient, options: CredentialOptions) {
+    const minted = mintCredential(this.deps.pepper, client.app_id, options, turn.now);
+    turn.put(this.credentials, [client.app_id, client.id, minted.stored.oidc_client_configuration_id], minted.stored);
+    return minted;
+  }
+
+  /** A change to a client's credentials is a change to the client. */
+  private touch(turn: Turn, client: StoredClient): void {
+    turn.put(this.clients, [client.app_id, client.id], { ...client, updated_at: isoDate(turn.now) });
+  }
+
+  private show(
+    client: StoredClient,
+    now: number,
+    credentials = this.credentialsOf(client.app_id, client.id),
+    revealed?: Revealed,
+  ): OidcClient {
+    return {
+      id: client.id,
+      app_id: client.app_id,
+      name: client.name,
+      description: client.description,
+      config: client.config,
+      created_at: client.created_at,
+      updated_at: client.updated_at,
+      credentials: credentials.map((c) =>
+        showCredential(c, now, c.client_id === revealed?.clientId ? revealed.secret : undefined),
+      ),
+    };
+  }
+}

@@ -1,0 +1,67 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../../lib/clock.js';
+import type { RequestContext } from '../../http/context.js';
+import type { Step } from '../../http/route.js';
+import type { ActorRuntime } from '../../runtime/runtime.js';
+import { USER_KIND, userKey, userLock, type UserDirectory } from './directory.js';
+
+/** ADDENDUM §3: `meta.last_active` moves at most once a minute per user. */
+export const LAST_ACTIVE_EVERY_MS = 60_000;
+/** Remembered stamps; past this many the memory starts over (it only saves snapshot reads). */
+const REMEMBERED_LIMIT = 100_000;
+
+/**
+ * Stamps `meta.last_active` on authenticated `/me` calls. A call whose user was stamped less than a
+ * minute ago costs one map lookup; only a stale stamp reads the snapshot and, if still stale, sends
+ * `user.touch` (awaited, so the answer already shows it).
+ */
+export class ActivityStamps {
+  /** `appId\0userId` → the last stamp known to be committed (ms). */
+  private readonly stamped = new Map<string, number>();
+
+  constructor(
+    private readonly users: UserDirectory,
+    private readonly runtime: ActorRuntime,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  note(ctx: RequestContext): void | Promise<void> {
+    const caller = ctx.caller;
+    if (caller?.kind !== 'user') return;
+    const key = `${caller.appId}\u0000${caller.userId}`;
+    const now = this.clock.now();
+    const known = this.stamped.get(key);
+    if (known !== undefined && now - known < LAST_ACTIVE_EVERY_MS) return;
+    const lastActive = Date.parse(this.users.get(caller.appId, caller.userId)?.context.meta.last_active ?? '');
+    if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(key, lastActive);
+    return this.touch(caller.appId, caller.userId).then(() => this.remember(key, now));
+  }
+
+  private async touch(appId: string, userId: string): Promise<void> {
+    try {
+      await this.runtime.run([userLock(appId, userId)], (turn) => {
+        // Between the step's check and this turn the user may have been disabled or removed.
+        if (turn.get(USER_KIND, userKey(appId, userId))?.state !== 'enabled') return;
+        this.users.change(turn, appId, userId, { type: 'user.touch', at: turn.now });
+      });
+    } catch (error) {
+      // A missed stamp must not fail the call it rides on.
+      this.logger.warn({ err: error, appId, userId }, 'last_active stamp failed');
+    }
+  }
+
+  private remember(key: string, at: number): void {
+    if (this.stamped.size >= REMEMBERED_LIMIT) this.stamped.clear();
+    this.stamped.set(key, at);
+  }
+}
+
+/** `requireUser` followed by the activity stamp, for every `/me` route. */
+export function withActivity(requireUser: Step, stamps: ActivityStamps): Step {
+  return (ctx) => {
+    const pending = requireUser(ctx);
+    if (pending instanceof Promise) return pending.then(() => stamps.note(ctx));
+    return stamps.note(ctx);
+  };
+}

@@ -1,0 +1,64 @@
+import { addressKindOf } from './addresses.js';
+import type { UserDirectory } from './directory.js';
+import type { ProfileViews } from './profile-views.js';
+import type { ListQuery } from './schemas.js';
+
+const utf8 = (text: string) => Buffer.from(text);
+const COMMA = utf8(',');
+const CLOSE = utf8(']}');
+
+/**
+ * `GET /applications/{app}/users/data` as JSON bytes: unfiltered lists page the profile read model
+ * with an O(1) total; filters resolve their (bounded) matches through the address index and IDs.
+ */
+export function listProfiles(users: UserDirectory, profiles: ProfileViews, appId: string, query: ListQuery): Buffer {
+  const request = { pageSize: query.pageSize, after: query.after, sort: query.sort };
+  let total: number;
+  let page: Uint8Array[];
+  if (query.lookup_filter === undefined && query.id_filter === undefined) {
+    total = users.count(appId);
+    page = profiles.platformPage(appId, request);
+  } else {
+    const matches = filteredIds(users, appId, query);
+    if (query.sort === 'desc') matches.reverse();
+    total = matches.length;
+    const after = query.after;
+    const start = after === undefined ? 0 : matches.findIndex((id) => (query.sort === 'desc' ? id < after : id > after));
+    const ids = start < 0 ? [] : matches.slice(start, start + query.pageSize);
+    page = ids.flatMap((id) => profiles.platformBytes(appId, id) ?? []);
+  }
+  const fields = query.fields;
+  const items = fields ? page.map((bytes) => utf8(JSON.stringify(projectProfile(bytes, fields)))) : page;
+  const parts: Uint8Array[] = [utf8(`{"total_results":${total},"results":[`)];
+  items.forEach((item, index) => {
+    if (index > 0) parts.push(COMMA);
+    parts.push(item);
+  });
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
+}
+
+/** IDs matching every given filter, ascending. Without `include_duplicates`, only the oldest user per lookup value. */
+function filteredIds(users: UserDirectory, appId: string, query: ListQuery): string[] {
+  let matches: Set<string> | undefined;
+  if (query.id_filter) matches = new Set(query.id_filter.filter((id) => users.exists(appId, id)));
+  if (query.lookup_filter) {
+    const found = new Set<string>();
+    for (const value of query.lookup_filter) {
+      const ids = users.findByAddress(appId, addressKindOf(value), value);
+      for (const id of query.include_duplicates ? ids : ids.slice(0, 1)) found.add(id);
+    }
+    matches = matches ? new Set([...matches].filter((id) => found.has(id))) : found;
+  }
+  // Plain string order is the byte order of the ASCII IDs in LMDB, so cursors mean the same everywhere.
+  return [...(matches ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** A profile whose `data` keeps only `fields` (and always `user_id`). */
+export function projectProfile(bytes: Uint8Array, fields: readonly string[]): Record<string, unknown> {
+  const profile = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  const data = profile.data as Record<string, unknown>;
+  const kept: Record<string, unknown> = { user_id: data.user_id };
+  for (const name of fields) if (Object.hasOwn(data, name)) kept[name] = data[name];
+  return { ...profile, data: kept };
+}

@@ -1,0 +1,83 @@
+import { forbidden, notFound } from '../../lib/errors.js';
+import { parseInput } from '../../lib/validate.js';
+import type { Route } from '../../http/route.js';
+import type { RequestContext } from '../../http/context.js';
+import { callerUser } from '../../auth/bearer-auth.js';
+import type { Deps } from '../../deps.js';
+import { fieldSpec } from './profile-views.js';
+import type { ChangeMode } from './profile-change.js';
+import type { ProfileFiles } from './profile-files.js';
+import type { ProfileService } from './service.js';
+import { fieldReply, profileReply } from './replies.js';
+import { readFieldChange, readProfileChange } from './request-body.js';
+import { FieldQuerySchema, MetaBodySchema, PROFILE_BODY_KINDS, parseQuery } from './schemas.js';
+
+/** The caller's own profile (SPEC "User profiles (user-facing)"), within the schema's user rights. */
+export function meProfileRoutes(deps: Deps, service: ProfileService, files: ProfileFiles): Route[] {
+  const { profiles, users, apps, requireUser } = deps;
+  const before = [requireUser];
+
+  const profile = (appId: string, userId: string) => profileReply(profiles.meBytes(appId, userId), userId);
+
+  const write = (mode: ChangeMode) => async (ctx: RequestContext) => {
+    const { appId, userId } = callerUser(ctx);
+    const change = await readProfileChange(ctx.body, apps.require(appId).schema);
+    await service.write(appId, userId, change, { writer: 'user', mode });
+    return profile(appId, userId);
+  };
+
+  return [
+    {
+      method: 'GET',
+      path: '/me/applications/:app/data',
+      before,
+      handle(ctx) {
+        const { appId, userId } = callerUser(ctx);
+        return profile(appId, userId);
+      },
+    },
+    { method: 'PUT', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, handle: write('replace') },
+    { method: 'PATCH', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, handle: write('merge') },
+    {
+      method: 'GET',
+      path: '/me/applications/:app/data/fields/:field',
+      before,
+      handle(ctx) {
+        const { appId, userId } = callerUser(ctx);
+        const { field } = ctx.params;
+        const { preview } = parseQuery(ctx, FieldQuerySchema);
+        const spec = fieldSpec(apps.require(appId).schema, field);
+        if (!spec) throw notFound('field', field);
+        if (!spec.user_readable) throw forbidden(`Field ${field} is not readable by the user`);
+        const data = users.require(appId, userId).context.data;
+        return fieldReply(files, { appId, userId, field }, spec, Object.hasOwn(data, field) ? data[field] : undefined, preview);
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/me/applications/:app/data/fields/:field',
+      before,
+      body: PROFILE_BODY_KINDS,
+      async handle(ctx) {
+        const { appId, userId } = callerUser(ctx);
+        const { field } = ctx.params;
+        const spec = fieldSpec(apps.require(appId).schema, field);
+        if (!spec) throw notFound('field', field);
+        const change = await readFieldChange(ctx.body, field, spec);
+        await service.write(appId, userId, change, { writer: 'user', mode: 'merge' });
+        return profile(appId, userId);
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/me/meta',
+      before,
+      async handle(ctx) {
+        const { appId, userId } = callerUser(ctx);
+        const body = parseInput(MetaBodySchema, ctx.body.kind === 'json' ? ctx.body.value : undefined);
+        await service.promptPasskey(appId, userId, body.last_passkey_registration_prompt);
+        return profile(appId, userId);
+      },
+    },
+  ];
+}

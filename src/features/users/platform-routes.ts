@@ -1,0 +1,138 @@
+import { forbidden, notFound, validationError } from '../../lib/errors.js';
+import { EXTERNAL_ID, newId } from '../../lib/ids.js';
+import { parseInput } from '../../lib/validate.js';
+import { jsonBytes, noContent, ok } from '../../http/reply.js';
+import type { Route } from '../../http/route.js';
+import type { RequestContext } from '../../http/context.js';
+import type { Deps } from '../../deps.js';
+import { fieldSpec } from './profile-views.js';
+import { updateFailed, type ChangeMode } from './profile-change.js';
+import type { ProfileFiles } from './profile-files.js';
+import type { ProfileService } from './service.js';
+import { listProfiles, projectProfile } from './listing.js';
+import { sampleProfile } from './sample.js';
+import { fieldReply, profileReply } from './replies.js';
+import { readFieldChange, readProfileChange } from './request-body.js';
+import {
+  GENERATE_ID,
+  PlatformFieldQuerySchema,
+  ProfileQuerySchema,
+  SAMPLE_ID,
+  StateBodySchema,
+  UpsertQuerySchema,
+  PROFILE_BODY_KINDS,
+  parseListQuery,
+  parseQuery,
+} from './schemas.js';
+
+/** Profile endpoints for app credentials (SPEC "User profiles (platform)", ADDENDUM §3). */
+export function platformProfileRoutes(deps: Deps, service: ProfileService, files: ProfileFiles): Route[] {
+  const { profiles, users, apps, requireApp } = deps;
+  const before = [requireApp];
+
+  const profile = (appId: string, userId: string) => profileReply(profiles.platformBytes(appId, userId), userId);
+
+  /** The user ID a write names: `__uuid__`/`__default__` ask for a new one. */
+  const writeTarget = (ctx: RequestContext): string => {
+    const requested = ctx.params.user;
+    if (GENERATE_ID.has(requested)) return newId('user', deps.clock.now());
+    if (requested === SAMPLE_ID || !EXTERNAL_ID.test(requested)) {
+      throw validationError({ user: ['user IDs are 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + - (not __sample__)'] });
+    }
+    return requested;
+  };
+
+  const write = (mode: ChangeMode) => async (ctx: RequestContext) => {
+    const appId = ctx.params.app;
+    parseQuery(ctx, UpsertQuerySchema);
+    const userId = writeTarget(ctx);
+    const change = await readProfileChange(ctx.body, apps.require(appId).schema);
+    await service.write(appId, userId, change, { writer: 'app', mode, create: true });
+    return profile(appId, userId);
+  };
+
+  return [
+    {
+      method: 'GET',
+      path: '/applications/:app/users/data',
+      before,
+      handle: (ctx) => jsonBytes(listProfiles(users, profiles, ctx.params.app, parseListQuery(ctx))),
+    },
+    {
+      method: 'GET',
+      path: `/applications/:app/users/${SAMPLE_ID}/data`,
+      before,
+      handle: (ctx) => ok(sampleProfile(profiles, apps.require(ctx.params.app), deps.clock.now())),
+    },
+    {
+      method: 'GET',
+      path: '/applications/:app/users/:user/data',
+      before,
+      // The hottest route: no projection asked, the prepared bytes go out as they are.
+      handle(ctx) {
+        const { app: appId, user: userId } = ctx.params;
+        if (ctx.rawQuery === '') return profile(appId, userId);
+        const { fields } = parseQuery(ctx, ProfileQuerySchema);
+        const bytes = profiles.platformBytes(appId, userId);
+        return fields && bytes ? ok(projectProfile(bytes, fields)) : profileReply(bytes, userId);
+      },
+    },
+    { method: 'PUT', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, handle: write('replace') },
+    { method: 'PATCH', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, handle: write('merge') },
+    {
+      method: 'DELETE',
+      path: '/applications/:app/users/:user/data',
+      before,
+      async handle(ctx) {
+        await service.remove(ctx.params.app, ctx.params.user);
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/applications/:app/users/:user/state',
+      before,
+      async handle(ctx) {
+        const { state } = parseInput(StateBodySchema, ctx.body.kind === 'json' ? ctx.body.value : undefined);
+        await service.setState(ctx.params.app, ctx.params.user, state);
+        return profile(ctx.params.app, ctx.params.user);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/applications/:app/users/:user/data/fields/:field',
+      before,
+      handle(ctx) {
+        const { app: appId, user: userId, field } = ctx.params;
+        const query = parseQuery(ctx, PlatformFieldQuerySchema);
+        const user = users.require(appId, userId);
+        const spec = fieldSpec(apps.require(appId).schema, field);
+        const data = user.context.data;
+        const value = Object.hasOwn(data, field) ? data[field] : undefined;
+        // A disabled user's data is not shared field by field (decision recorded in docs/API.md).
+        if (user.state === 'disabled' && value !== undefined) {
+          if (query.fail_on_error) throw forbidden('The user is disabled: its data is not shared');
+          return ok({ value: null });
+        }
+        return fieldReply(files, { appId, userId, field }, spec, value, query.preview);
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/applications/:app/users/:user/data/fields/:field',
+      before,
+      body: PROFILE_BODY_KINDS,
+      async handle(ctx) {
+        const { app: appId, user: userId, field } = ctx.params;
+        parseQuery(ctx, UpsertQuerySchema);
+        const schema = apps.require(appId).schema;
+        const spec = fieldSpec(schema, field);
+        if (!spec && !schema.allow_unknown_fields) throw notFound('field', field);
+        if (field === 'user_id') throw updateFailed({ user_id: ['user_id cannot be changed'] });
+        const change = await readFieldChange(ctx.body, field, spec);
+        await service.write(appId, userId, change, { writer: 'app', mode: 'merge' });
+        return profile(appId, userId);
+      },
+    },
+  ];
+}

@@ -1,0 +1,196 @@
+import { isDeepStrictEqual } from 'node:util';
+import { validationError, type FieldErrors } from '../../lib/errors.js';
+import type { AppSchema, FieldSpec } from '../applications/schemas.js';
+import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
+import { fieldSpec } from './profile-views.js';
+
+/** Who writes: app credentials see and write everything, a user only what the schema allows. */
+export type Writer = 'app' | 'user';
+/** `replace` (PUT) or `merge` (PATCH, field PUT): a `null` value removes a field or attribute key. */
+export type ChangeMode = 'replace' | 'merge';
+
+/** What a profile's `data` holds for an `image`/`file` field; the bytes live in their own db. */
+export interface FileDescriptor {
+  content_type: string;
+  size: number;
+  sha256: string;
+}
+
+export interface Upload {
+  descriptor: FileDescriptor;
+  bytes: Buffer;
+}
+
+/** A requested change, as parsed from a JSON or multipart body. */
+export interface ProfileChange {
+  data?: Record<string, unknown>;
+  attributes?: Record<string, unknown>;
+  /** Uploaded files by field name. */
+  files: Record<string, Upload>;
+}
+
+export interface ChangeRules {
+  schema: AppSchema;
+  writer: Writer;
+  mode: ChangeMode;
+  userId: string;
+  /** `<brand>:`, writable only by the app. */
+  reservedNamespace: string;
+}
+
+export const STRING_LIMIT = 64 * 1024;
+export const ATTRIBUTE_KEYS_LIMIT = 100;
+export const ATTRIBUTE_VALUES_LIMIT = 100;
+const FIELD_NAME_LIMIT = 128;
+const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):([^\s]{1,128})$/;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const PHONE = /^\+?[0-9][0-9 ().-]{2,31}$/;
+const SYSTEM_NAMESPACE = 'system';
+
+export const isFileField = (spec: FieldSpec | undefined) => spec?.type === 'image' || spec?.type === 'file';
+
+export const updateFailed = (errors: FieldErrors) =>
+  validationError(errors, 'E_USER_UPDATE_FAILED', 'The profile could not be updated');
+
+/**
+ * The profile `data` and `attributes` after `change`, checked against the app schema and the
+ * writer's rights; throws 400 `E_USER_UPDATE_FAILED` with every problem found.
+ */
+export function applyProfileChange(
+  current: { data: ProfileData; attributes: Attributes },
+  change: ProfileChange,
+  rules: ChangeRules,
+): { data: ProfileData; attributes: Attributes } {
+  const errors: FieldErrors = {};
+  const complain = (field: string, message: string) => (errors[field] ??= []).push(message);
+  const data = nextData(current.data, change, rules, complain);
+  const attributes = nextAttributes(current.attributes, change.attributes, rules, complain);
+  if (Object.keys(errors).length > 0) throw updateFailed(errors);
+  return { data, attributes };
+}
+
+type Complain = (field: string, message: string) => void;
+
+function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRules, complain: Complain): ProfileData {
+  const { schema, writer, userId } = rules;
+  const given = change.data;
+  if (given === undefined && Object.keys(change.files).length === 0) return current;
+  // Files without `data` (a multipart PUT of just a picture) add to the data rather than replace it.
+  const mode = given === undefined ? 'merge' : rules.mode;
+  const mayWrite = (name: string, spec: FieldSpec | undefined) => writer === 'app' || spec?.user_writable === true;
+  const next: ProfileData = {};
+  for (const name in current) if (mode === 'merge' || !mayWrite(name, fieldSpec(schema, name))) next[name] = current[name];
+
+  for (const [name, value] of Object.entries(given ?? {})) {
+    const spec = fieldSpec(schema, name);
+    if (name === 'user_id') {
+      if (value !== userId) complain(name, 'user_id cannot be changed');
+      continue;
+    }
+    if (name.length === 0 || name.length > FIELD_NAME_LIMIT || name === '__proto__') {
+      complain(name, `field names are 1 to ${FIELD_NAME_LIMIT} characters, not __proto__`);
+      continue;
+    }
+    if (!spec && !schema.allow_unknown_fields) {
+      complain(name, 'unknown field: the application schema does not allow unknown fields');
+      continue;
+    }
+    // An unchanged value is no write: a profile read and sent back as is passes.
+    if (isDeepStrictEqual(value, current[name]) || (value === null && current[name] === undefined)) {
+      if (current[name] !== undefined) next[name] = current[name];
+      continue;
+    }
+    if (!mayWrite(name, spec)) {
+      complain(name, 'not writable by the user');
+      continue;
+    }
+    if (value === null) {
+      delete next[name];
+      continue;
+    }
+    if (isFileField(spec)) {
+      if (!Object.hasOwn(change.files, name)) complain(name, `upload the ${spec!.type} as a multipart part named ${name}`);
+      continue;
+    }
+    const problem = valueProblem(name, spec, value);
+    if (problem) complain(name, problem);
+    else next[name] = value;
+  }
+
+  for (const [name, upload] of Object.entries(change.files)) {
+    const spec = fieldSpec(schema, name);
+    if (!isFileField(spec)) complain(name, 'not an image or file field of the application schema');
+    else if (!mayWrite(name, spec)) complain(name, 'not writable by the user');
+    else if (given && Object.hasOwn(given, name) && given[name] !== null && !isDeepStrictEqual(given[name], current[name])) {
+      complain(name, 'given both as a file part and in data');
+    } else next[name] = upload.descriptor;
+  }
+
+  for (const [name, spec] of Object.entries(schema.fields)) {
+    const removed = mode === 'replace' || (given !== undefined && given[name] === null);
+    if (spec.required && removed && mayWrite(name, spec) && (next[name] === undefined || next[name] === '')) {
+      complain(name, 'is required');
+    }
+  }
+  next.user_id = userId;
+  return next;
+}
+
+function valueProblem(name: string, spec: FieldSpec | undefined, value: unknown): string | undefined {
+  const type = spec?.type;
+  if (type === 'string' && typeof value !== 'string') return 'must be a string';
+  if (type === 'number' && (typeof value !== 'number' || !Number.isFinite(value))) return 'must be a number';
+  if (type === 'boolean' && typeof value !== 'boolean') return 'must be a boolean';
+  if (type === 'object' && (typeof value !== 'object' || value === null || Array.isArray(value))) return 'must be an object';
+  const size = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value));
+  if (size > STRING_LIMIT) return `must be at most ${STRING_LIMIT} bytes`;
+  if (name === 'email' && !EMAIL.test(value as string)) return 'must be an email address';
+  if (name === 'phone_number' && !PHONE.test(value as string)) return 'must be a phone number';
+  return undefined;
+}
+
+function nextAttributes(
+  current: Attributes,
+  given: Record<string, unknown> | undefined,
+  rules: ChangeRules,
+  complain: Complain,
+): Attributes {
+  if (given === undefined) return current;
+  const reserved = rules.reservedNamespace.replace(/:$/, '');
+  const mayWrite = (namespace: string) =>
+    namespace !== SYSTEM_NAMESPACE && (namespace !== reserved || rules.writer === 'app');
+  const next: Attributes = {};
+  for (const key in current) if (rules.mode === 'merge' || !mayWrite(namespaceOf(key))) next[key] = current[key];
+
+  for (const [key, value] of Object.entries(given)) {
+    const field = `attributes.${key}`;
+    const match = ATTRIBUTE_KEY.exec(key);
+    if (!match) {
+      complain(field, 'keys are <namespace>:<name>');
+      continue;
+    }
+    if (isDeepStrictEqual(value, current[key]) || (value === null && current[key] === undefined)) {
+      if (current[key] !== undefined) next[key] = current[key];
+      continue;
+    }
+    if (!mayWrite(match[1])) {
+      complain(field, `the ${match[1]}: namespace is reserved`);
+      continue;
+    }
+    if (value === null) {
+      delete next[key];
+      continue;
+    }
+    if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+      complain(field, 'must be an array of strings');
+    } else if (value.length > ATTRIBUTE_VALUES_LIMIT) {
+      complain(field, `at most ${ATTRIBUTE_VALUES_LIMIT} values`);
+    } else if (value.some((item) => Buffer.byteLength(item) > STRING_LIMIT)) {
+      complain(field, `values are at most ${STRING_LIMIT} bytes`);
+    } else next[key] = value;
+  }
+  if (Object.keys(next).length > ATTRIBUTE_KEYS_LIMIT) complain('attributes', `at most ${ATTRIBUTE_KEYS_LIMIT} keys`);
+  return next;
+}
+
+const namespaceOf = (key: string) => key.slice(0, Math.max(0, key.indexOf(':')));

@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import sharp from 'sharp';
+import type { FilePart } from '../../http/context.js';
+import type { Turn } from '../../runtime/runtime.js';
+import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
+import type { ProfileData } from '../../../machines/user.machine.js';
+import type { FieldSpec } from '../applications/schemas.js';
+import type { FileDescriptor, Upload } from './profile-change.js';
+
+export const PREVIEW_SIZES = { small: 128, medium: 256, large: 512 } as const;
+export type PreviewSize = keyof typeof PREVIEW_SIZES;
+const PREVIEW_TYPE = 'image/webp';
+
+interface StoredFile {
+  content_type: string;
+  sha256: string;
+  bytes: Uint8Array;
+}
+
+interface StoredPreview {
+  /** The file the preview was made from: a preview of older bytes is stale. */
+  sha256: string;
+  bytes: Uint8Array;
+}
+
+export function isFileDescriptor(value: unknown): value is FileDescriptor {
+  const d = value as FileDescriptor | undefined;
+  return typeof d === 'object' && d !== null && typeof d.sha256 === 'string' && typeof d.content_type === 'string';
+}
+
+/** An uploaded part ready to store, or the reason it does not fit the field. */
+export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Upload | string> {
+  if (part.data.length === 0) return 'the file is empty';
+  if (spec.type === 'image') {
+    if (!part.contentType.startsWith('image/')) return 'must be an image (content type image/*)';
+    try {
+      await sharp(part.data).metadata();
+    } catch {
+      return 'is not a readable image';
+    }
+  }
+  const sha256 = createHash('sha256').update(part.data).digest('hex');
+  return { descriptor: { content_type: part.contentType, size: part.data.length, sha256 }, bytes: part.data };
+}
+
+/**
+ * Bytes of `image`/`file` fields, kept out of the actor snapshots: `[appId, userId, field]` in
+ * `user_files`, and thumbnails made on first request in `user_file_previews`.
+ */
+export class ProfileFiles {
+  private readonly files: Database<StoredFile, Key>;
+  private readonly previews: Database<StoredPreview, Key>;
+
+  constructor(private readonly store: Store) {
+    this.files = store.db<StoredFile>('user_files');
+    this.previews = store.db<StoredPreview>('user_file_previews');
+  }
+
+  read(appId: string, userId: string, field: string): StoredFile | undefined {
+    return this.files.get([appId, userId, field]);
+  }
+
+  /** Stages uploads, and drops the files whose field no longer names the same bytes. */
+  stage(turn: Turn, appId: string, userId: string, before: ProfileData, after: ProfileData, uploads: Record<string, Upload>): void {
+    for (const key of this.files.getKeys({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })) {
+      const field = (key as Key[])[2] as string;
+      const kept = isFileDescriptor(after[field]) && isFileDescriptor(before[field]) && after[field].sha256 === before[field].sha256;
+      if (!kept && !Object.hasOwn(uploads, field)) this.drop(turn, appId, userId, field);
+    }
+    for (const [field, upload] of Object.entries(uploads)) {
+      const stored: StoredFile = { content_type: upload.descriptor.content_type, sha256: upload.descriptor.sha256, bytes: upload.bytes };
+      turn.put(this.files, [appId, userId, field], stored);
+      for (const size in PREVIEW_SIZES) turn.del(this.previews, [appId, userId, field, size]);
+    }
+  }
+
+  dropAll(turn: Turn, appId: string, userId: string): void {
+    for (const key of this.files.getKeys({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })) {
+      this.drop(turn, appId, userId, (key as Key[])[2] as string);
+    }
+  }
+
+  /** A WebP thumbnail within the size's square, made once per file and cached. */
+  async preview(appId: string, userId: string, field: string, size: PreviewSize): Promise<{ bytes: Uint8Array; contentType: string } | undefined> {
+    const file = this.read(appId, userId, field);
+    if (!file) return undefined;
+    const key: Key = [appId, userId, field, size];
+    const cached = this.previews.get(key);
+    if (cached && cached.sha256 === file.sha256) return { bytes: cached.bytes, contentType: PREVIEW_TYPE };
+    const edge = PREVIEW_SIZES[size];
+    const bytes = await sharp(file.bytes)
+      .rotate()
+      .resize(edge, edge, { fit: 'inside', withoutEnlargement: true })
+      .webp()
+      .toBuffer();
+    await this.store.commit(() => {
+      // Only while the file is still the one the preview was made from.
+      if (this.read(appId, userId, field)?.sha256 === file.sha256) this.previews.put(key, { sha256: file.sha256, bytes });
+    });
+    return { bytes, contentType: PREVIEW_TYPE };
+  }
+
+  private drop(turn: Turn, appId: string, userId: string, field: string): void {
+    turn.del(this.files, [appId, userId, field]);
+    for (const size in PREVIEW_SIZES) turn.del(this.previews, [appId, userId, field, size]);
+  }
+}

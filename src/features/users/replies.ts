@@ -1,0 +1,50 @@
+import { notFound, validationError } from '../../lib/errors.js';
+import { jsonBytes, ok, type Reply } from '../../http/reply.js';
+import type { FieldSpec } from '../applications/schemas.js';
+import { isFileField } from './profile-change.js';
+import { isFileDescriptor, type PreviewSize, type ProfileFiles } from './profile-files.js';
+
+/** A profile's prepared bytes as the answer; 404 `E_USER_NOT_FOUND` when there are none. */
+export function profileReply(bytes: Uint8Array | undefined, userId: string): Reply {
+  if (!bytes) throw notFound('user', userId);
+  return jsonBytes(bytes);
+}
+
+/** Uploaded bytes are served as data, never as a page of this origin. */
+const FILE_HEADERS = { 'content-security-policy': "default-src 'none'; sandbox" };
+
+/**
+ * `GET …/data/fields/{field}`: `{value}`, or for `image`/`file` fields the stored bytes with their
+ * content type (`preview` answers a WebP thumbnail of an image).
+ */
+export async function fieldReply(
+  files: ProfileFiles,
+  where: { appId: string; userId: string; field: string },
+  spec: FieldSpec | undefined,
+  value: unknown,
+  preview: PreviewSize | undefined,
+): Promise<Reply> {
+  const { appId, userId, field } = where;
+  if (value === undefined) throw notFound('field', field);
+  if (preview !== undefined && spec?.type !== 'image') {
+    throw validationError({ preview: ['previews exist for image fields only'] });
+  }
+  if (!isFileField(spec) || !isFileDescriptor(value)) return ok({ value });
+  if (preview !== undefined) {
+    const thumbnail = await files.preview(appId, userId, field, preview);
+    if (!thumbnail) throw notFound('field', field);
+    return { status: 200, bytes: thumbnail.bytes, contentType: thumbnail.contentType, headers: FILE_HEADERS };
+  }
+  const file = files.read(appId, userId, field);
+  if (!file) throw notFound('field', field);
+  return {
+    status: 200,
+    bytes: file.bytes,
+    contentType: file.content_type,
+    headers: {
+      ...FILE_HEADERS,
+      etag: `"${file.sha256}"`,
+      'content-disposition': spec!.type === 'image' ? 'inline' : 'attachment',
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import type { FieldErrors } from '../../lib/errors.js';
+import type { FilePart, ParsedBody } from '../../http/context.js';
+import type { AppSchema, FieldSpec } from '../applications/schemas.js';
+import { fieldSpec } from './profile-views.js';
+import { isFileField, updateFailed, type ProfileChange, type Upload } from './profile-change.js';
+import { prepareUpload } from './profile-files.js';
+
+const JSON_PARTS = new Set(['data', 'attributes']);
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function collector() {
+  const errors: FieldErrors = {};
+  return {
+    errors,
+    complain: (field: string, message: string) => (errors[field] ??= []).push(message),
+    throwIfAny: () => {
+      if (Object.keys(errors).length > 0) throw updateFailed(errors);
+    },
+  };
+}
+
+/**
+ * `{data, attributes}` of a profile write from a JSON body, or from multipart parts: `data` and
+ * `attributes` hold JSON text, a part named after an `image`/`file` field holds its file.
+ */
+export async function readProfileChange(body: ParsedBody, schema: AppSchema): Promise<ProfileChange> {
+  const { complain, throwIfAny } = collector();
+  const files: Record<string, Upload> = {};
+  let shape: Record<string, unknown> = {};
+  if (body.kind === 'json') {
+    if (!isPlainObject(body.value)) throw updateFailed({ body: ['must be an object with data and/or attributes'] });
+    shape = body.value;
+  } else if (body.kind === 'multipart') {
+    const texts = { ...body.fields };
+    for (const [name, part] of Object.entries(body.files)) {
+      // Clients may label the JSON parts application/json, which reads as a file part.
+      if (JSON_PARTS.has(name)) {
+        texts[name] = part.data.toString('utf8');
+        continue;
+      }
+      const spec = fieldSpec(schema, name);
+      if (!isFileField(spec)) {
+        complain(name, 'unknown part: not an image or file field of the application schema');
+        continue;
+      }
+      const upload = await prepareUpload(part, spec!);
+      if (typeof upload === 'string') complain(name, upload);
+      else files[name] = upload;
+    }
+    for (const [name, text] of Object.entries(texts)) {
+      if (!JSON_PARTS.has(name)) {
+        complain(name, 'unknown part: expected data, attributes or a file part named after an image or file field');
+        continue;
+      }
+      try {
+        shape[name] = JSON.parse(text);
+      } catch {
+        complain(name, 'must be JSON text');
+      }
+    }
+  }
+  for (const key of Object.keys(shape)) if (!JSON_PARTS.has(key)) complain(key, 'unknown property: expected data and attributes');
+  for (const key of JSON_PARTS) {
+    if (shape[key] !== undefined && !isPlainObject(shape[key])) complain(key, 'must be an object');
+  }
+  throwIfAny();
+  return {
+    data: shape.data as Record<string, unknown> | undefined,
+    attributes: shape.attributes as Record<string, unknown> | undefined,
+    files,
+  };
+}
+
+/**
+ * The change of one field from `{value}` in JSON, or a multipart part `value`: text (read by the
+ * field's type) or, for `image`/`file` fields, a file.
+ */
+export async function readFieldChange(body: ParsedBody, name: string, spec: FieldSpec | undefined): Promise<ProfileChange> {
+  if (body.kind === 'json') {
+    const value = body.value;
+    if (!isPlainObject(value) || !('value' in value) || Object.keys(value).length !== 1) {
+      throw updateFailed({ value: ['the body must be {"value": …}'] });
+    }
+    return { data: { [name]: value.value }, files: {} };
+  }
+  if (body.kind === 'multipart') {
+    const file: FilePart | undefined = body.files.value;
+    if (file && isFileField(spec)) {
+      const upload = await prepareUpload(file, spec!);
+      if (typeof upload === 'string') throw updateFailed({ [name]: [upload] });
+      return { files: { [name]: upload } };
+    }
+    const text = body.fields.value ?? file?.data.toString('utf8');
+    if (text !== undefined) return { data: { [name]: typedText(text, spec) }, files: {} };
+  }
+  throw updateFailed({ value: ['a value is required: JSON {"value": …} or a multipart part named value'] });
+}
+
+/** Multipart text as the field's type, so `42` fills a number field; text that does not parse stays text (and fails the type check). */
+function typedText(text: string, spec: FieldSpec | undefined): unknown {
+  switch (spec?.type) {
+    case 'number':
+      return text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : text;
+    case 'object':
+      try {
+        return JSON.parse(text);
+      } catch {
+        return text;
+      }
+    default:
+      return text;
+  }
+}

@@ -1,0 +1,92 @@
+import * as v from 'valibot';
+import { validationError } from '../../lib/errors.js';
+import { EXTERNAL_ID } from '../../lib/ids.js';
+import { parseInput } from '../../lib/validate.js';
+import type { RequestContext } from '../../http/context.js';
+import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
+import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
+
+/** Profile writes take JSON or multipart/form-data (files). */
+export const PROFILE_BODY_KINDS = ['json', 'multipart'] as const;
+
+/** Values a `lookup_filter` or `id_filter` may list. */
+const FILTER_VALUES_LIMIT = 1000;
+
+const booleanParam = v.pipe(
+  v.picklist(['true', 'false'], 'must be true or false'),
+  v.transform((text) => text === 'true'),
+);
+
+const commaList = (what: string) =>
+  v.pipe(
+    v.string(),
+    v.transform((text) => text.split(',').map((item) => item.trim())),
+    v.check((items) => items.every((item) => item.length > 0), `a comma-separated list of ${what} without empty entries`),
+    v.maxLength(FILTER_VALUES_LIMIT, `at most ${FILTER_VALUES_LIMIT} ${what}`),
+  );
+
+const fieldsParam = commaList('field names');
+
+const ListFilterSchema = v.strictObject({
+  fields: v.optional(fieldsParam),
+  lookup_filter: v.optional(commaList('email addresses or phone numbers')),
+  id_filter: v.optional(v.pipe(commaList('user IDs'), v.check((ids) => ids.every((id) => EXTERNAL_ID.test(id)), 'must list user IDs'))),
+  include_duplicates: v.optional(booleanParam, 'false'),
+});
+
+const PAGE_PARAMS: ReadonlySet<string> = new Set(['page_size', 'after', 'sort']);
+const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: EXTERNAL_ID });
+
+export type ListQuery = v.InferOutput<typeof ListFilterSchema> & PageQuery;
+
+/** The list query: the shared paging parameters plus the profile filters; anything else is a 400. */
+export function parseListQuery(ctx: RequestContext): ListQuery {
+  return { ...parseQuery(ctx, ListFilterSchema, PAGE_PARAMS), ...parsePage(ctx.query()) };
+}
+
+export const ProfileQuerySchema = v.strictObject({ fields: v.optional(fieldsParam) });
+
+export const UpsertQuerySchema = v.strictObject({ update_integrations: v.optional(booleanParam, 'false') });
+
+const previewParam = v.optional(
+  v.picklist(Object.keys(PREVIEW_SIZES) as PreviewSize[], `must be one of ${Object.keys(PREVIEW_SIZES).join(', ')}`),
+);
+
+export const FieldQuerySchema = v.strictObject({ preview: previewParam });
+
+export const PlatformFieldQuerySchema = v.strictObject({
+  preview: previewParam,
+  fail_on_error: v.optional(booleanParam, 'false'),
+});
+
+export const StateBodySchema = v.strictObject({ state: v.picklist(['enabled', 'disabled'], 'must be enabled or disabled') });
+
+export const MetaBodySchema = v.strictObject({
+  last_passkey_registration_prompt: v.pipe(
+    v.string('must be an ISO 8601 date-time'),
+    v.isoTimestamp('must be an ISO 8601 date-time'),
+    v.transform((text) => new Date(text).toISOString()),
+  ),
+});
+
+/**
+ * The query string as one value per name (a repeated name is a 400), checked against `schema`;
+ * names in `parsedElsewhere` are left to another parser.
+ */
+export function parseQuery<S extends v.GenericSchema>(
+  ctx: RequestContext,
+  schema: S,
+  parsedElsewhere: ReadonlySet<string> = new Set(),
+): v.InferOutput<S> {
+  const values: Record<string, string> = {};
+  for (const [name, value] of ctx.query()) {
+    if (parsedElsewhere.has(name)) continue;
+    if (Object.hasOwn(values, name)) throw validationError({ [name]: ['must be given once'] });
+    values[name] = value;
+  }
+  return parseInput(schema, values);
+}
+
+/** The path's user ID for a write: `__uuid__`/`__default__` ask for a generated one. */
+export const GENERATE_ID = new Set(['__uuid__', '__default__']);
+export const SAMPLE_ID = '__sample__';

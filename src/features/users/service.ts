@@ -1,0 +1,70 @@
+import { isDeepStrictEqual } from 'node:util';
+import { notFound } from '../../lib/errors.js';
+import type { Deps } from '../../deps.js';
+import type { UserContext } from '../../../machines/user.machine.js';
+import { USER_KIND, userKey, userLock } from './directory.js';
+import { applyProfileChange, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
+import type { ProfileFiles } from './profile-files.js';
+
+export type UserState = 'enabled' | 'disabled';
+
+/** Profile writes: each one a turn that sends one event to the user machine, files staged alongside. */
+export class ProfileService {
+  constructor(
+    private readonly deps: Deps,
+    private readonly files: ProfileFiles,
+  ) {}
+
+  /** Applies `change` as `writer` may; with `create`, an absent user is created with it (platform upsert). */
+  async write(
+    appId: string,
+    userId: string,
+    change: ProfileChange,
+    options: { writer: Writer; mode: ChangeMode; create?: boolean },
+  ): Promise<void> {
+    const { users, runtime, apps, config } = this.deps;
+    const schema = apps.require(appId).schema;
+    const rules = { schema, writer: options.writer, mode: options.mode, userId, reservedNamespace: config.names.reservedNamespace };
+    await runtime.run([userLock(appId, userId)], (turn) => {
+      const current = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+      if (!current && !options.create) throw notFound('user', userId);
+      const before = current?.context ?? { data: {}, attributes: {} };
+      const next = applyProfileChange(before, change, rules);
+      const unchanged = isDeepStrictEqual(next.data, before.data) && isDeepStrictEqual(next.attributes, before.attributes);
+      // A write that changes nothing is no event: `meta.modified` keeps meaning "last changed".
+      if (current && unchanged) return;
+      if (current) {
+        users.change(turn, appId, userId, { type: 'user.update', data: next.data, attributes: next.attributes, at: turn.now });
+      } else {
+        users.create(turn, { appId, id: userId, data: next.data, attributes: next.attributes });
+      }
+      this.files.stage(turn, appId, userId, before.data, next.data, change.files);
+    });
+  }
+
+  /** Moves the user to `state`; asking for the state it is in changes nothing. */
+  async setState(appId: string, userId: string, state: UserState): Promise<void> {
+    const { users, runtime } = this.deps;
+    await runtime.run([userLock(appId, userId)], (turn) => {
+      const current = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+      if (!current) throw notFound('user', userId);
+      if (current.state === state) return;
+      users.change(turn, appId, userId, { type: state === 'disabled' ? 'user.disable' : 'user.enable', at: turn.now });
+    });
+  }
+
+  async remove(appId: string, userId: string): Promise<void> {
+    const { users, runtime } = this.deps;
+    await runtime.run([userLock(appId, userId)], (turn) => {
+      users.remove(turn, appId, userId);
+      this.files.dropAll(turn, appId, userId);
+    });
+  }
+
+  async promptPasskey(appId: string, userId: string, prompted: string): Promise<void> {
+    const { users, runtime } = this.deps;
+    await runtime.run([userLock(appId, userId)], (turn) =>
+      users.change(turn, appId, userId, { type: 'user.promptPasskey', prompted, at: turn.now }),
+    );
+  }
+}

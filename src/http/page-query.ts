@@ -1,0 +1,51 @@
+import * as v from 'valibot';
+import { parseInput } from '../lib/validate.js';
+import type { SortOrder } from '../storage/paging.js';
+
+export interface PageQuery {
+  pageSize: number;
+  /** Exclusive cursor: the ID of the last resource of the previous page. */
+  after?: string;
+  sort: SortOrder;
+}
+
+export interface PageQueryRules {
+  maxPageSize: number;
+  defaultPageSize: number;
+  /** The shape of the listed resource's IDs: any other `after` is malformed. */
+  cursor: RegExp;
+}
+
+const ONCE = 'must be given once';
+
+/**
+ * Builds the parser of `page_size`, `after` and `sort`: out-of-range or malformed values answer 400
+ * `E_VALIDATION` naming the parameter, never a silently clamped page.
+ */
+export function pageQueryParser(rules: PageQueryRules): (query: URLSearchParams) => PageQuery {
+  const { maxPageSize, defaultPageSize, cursor } = rules;
+  const range = `must be a whole number from 1 to ${maxPageSize}`;
+  const schema = v.object({
+    page_size: v.optional(
+      v.pipe(
+        v.string(ONCE),
+        v.regex(/^[0-9]{1,7}$/, range),
+        v.transform(Number),
+        v.minValue(1, range),
+        v.maxValue(maxPageSize, range),
+      ),
+      String(defaultPageSize),
+    ),
+    after: v.optional(v.pipe(v.string(ONCE), v.regex(cursor, 'must be the ID of a listed resource'))),
+    sort: v.optional(v.picklist(['asc', 'desc'], 'must be asc or desc'), 'asc'),
+  });
+  return (query) => {
+    const given: Record<string, string | string[]> = {};
+    for (const name of ['page_size', 'after', 'sort']) {
+      const values = query.getAll(name);
+      if (values.length > 0) given[name] = values.length === 1 ? values[0] : values;
+    }
+    const parsed = parseInput(schema, given);
+    return { pageSize: parsed.page_size, after: parsed.after, sort: parsed.sort };
+  };
+}

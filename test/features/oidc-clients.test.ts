@@ -1,0 +1,544 @@
+import t, { type Test } from 'tap';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startServer, type TestApp, type TestServer } from '../helpers/server.js';
+import { manualClock } from '../../src/lib/clock.js';
+
+const START = Date.parse('2026-03-01T12:00:00.000Z');
+const DAY = 24 * 3600 * 1000;
+
+const clientsPath = (app: TestApp) => `/applications/${app.id}/oidc-clients`;
+
+async function otherApp(server: TestServer, name = 'other'): Promise<TestApp> {
+  const app = await server.deps.apps.create(name);
+  const credential = await server.deps.apps.createCredential(app.id);
+  return { id: app.id, key: credential.key, secret: credential.secret };
+}
+
+async function createClient(server: TestServer, body: unknown = { name: 'Web' }, app = server.app) {
+  const res = await server.request('POST', clientsPath(app), { app, body });
+  if (res.status !== 200) throw new Error(`create failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+const masked = (secret: string) => `${secret.slice(0, 6)}…${secret.slice(-4)}`;
+
+function expectError(t: Test, res: { status: number; body: any }, status: number, code: string) {
+  t.equal(res.status, status, `status ${status}`);
+  t.equal(res.body?.code, code, `code ${code}`);
+  t.equal(res.body?.statusCode, status);
+  t.ok(Array.isArray(res.body?.messages) && res.body.messages.length >= 1, 'messages');
+}
+
+function filesBelow(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesBelow(path) : [path];
+  });
+}
+
+t.test('create answers the client with one credential whose secret is shown this once', async (t) => {
+  const clock = manualClock(START);
+  const server = await startServer(t, { clock });
+  const config = {
+    allowed_origins: ['https://app.example.com', 'http://localhost:8080'],
+    redirect_uris: ['https://app.example.com/callback?x=1', 'HTTP://LOCALHOST:8080/cb'],
+    post_logout_uris: ['https://app.example.com/bye'],
+    logo_uri: 'https://cdn.example.com/logo.png',
+    logo_dark_mode_uri: 'https://cdn.example.com/logo-dark.png',
+    hub_title: 'Example',
+    hub_dark_mode: 'auto',
+    hub_show_logos: true,
+    is_pkce_supported: false,
+    custom_flag: true,
+    nested: { kept: ['as', 'given', 1] },
+  };
+  const res = await server.request('POST', clientsPath(server.app), {
+    app: server.app,
+    body: { name: '  Web app  ', description: 'The web front end', config },
+  });
+  t.equal(res.status, 200);
+  const client = res.body;
+  t.match(client.id, /^oidc_client_[0-9A-HJKMNP-TV-Z]{26}$/);
+  t.equal(client.app_id, server.app.id);
+  t.equal(client.name, 'Web app', 'name is trimmed');
+  t.equal(client.description, 'The web front end');
+  t.same(client.config, { ...config, allowed_scopes: ['openid', 'profile', 'email'] }, 'config kept, scopes defaulted');
+  t.equal(client.created_at, '2026-03-01T12:00:00.000Z');
+  t.equal(client.updated_at, client.created_at);
+  t.equal(client.credentials.length, 1);
+  const [credential] = client.credentials;
+  t.strictSame(Object.keys(credential).sort(), [
+    'app_variant_id',
+    'application',
+    'client_id',
+    'created_at',
+    'expired',
+    'expires',
+    'name',
+    'oidc_client_configuration_id',
+    'secret',
+    'updated_at',
+  ]);
+  t.match(credential.client_id, /^oc_[a-z2-7]{24}$/);
+  t.match(credential.secret, /^sec_[A-Za-z0-9_-]{43}$/);
+  t.match(credential.oidc_client_configuration_id, /^oidcc_[0-9A-HJKMNP-TV-Z]{26}$/);
+  t.equal(credential.expires, '2027-03-01T12:00:00.000Z', 'expires one year later');
+  t.equal(credential.expired, false);
+  t.equal(credential.application, server.app.id);
+  t.equal(credential.app_variant_id, 'default');
+  t.equal(credential.name, 'default');
+  t.equal(credential.created_at, client.created_at);
+
+  const read = await server.request('GET', `${clientsPath(server.app)}/${client.id}`, { app: server.app });
+  t.equal(read.status, 200);
+  t.equal(read.body.credentials[0].secret, masked(credential.secret), 'later reads show the secret masked');
+  t.strictSame(read.body, { ...client, credentials: [{ ...credential, secret: masked(credential.secret) }] });
+
+  const list = await server.request('GET', clientsPath(server.app), { app: server.app });
+  t.equal(list.body.results[0].credentials[0].secret, masked(credential.secret), 'the list masks it too');
+});
+
+t.test('a body without config gets the default scopes; description defaults to empty', async (t) => {
+  const server = await startServer(t);
+  const client = await createClient(server, { name: 'Bare' });
+  t.same(client.config, { allowed_scopes: ['openid', 'profile', 'email'] });
+  t.equal(client.description, '');
+  const empty = await createClient(server, { name: 'No scopes', config: { allowed_scopes: [] } });
+  t.same(empty.config.allowed_scopes, [], 'an explicit empty list is kept');
+});
+
+t.test('every route needs the app credentials of the path app', async (t) => {
+  const server = await startServer(t);
+  const other = await otherApp(server);
+  const client = await createClient(server);
+  const credentialId = client.credentials[0].client_id;
+  const base = clientsPath(server.app);
+  const routes: Array<[string, string, unknown]> = [
+    ['POST', base, { name: 'x' }],
+    ['GET', base, undefined],
+    ['GET', `${base}/${client.id}`, undefined],
+    ['PUT', `${base}/${client.id}`, { name: 'x' }],
+    ['DELETE', `${base}/${client.id}`, undefined],
+    ['POST', `${base}/${client.id}/credentials`, {}],
+    ['DELETE', `${base}/${client.id}/credentials/${credentialId}`, undefined],
+  ];
+  for (const [method, path, body] of routes) {
+    expectError(t, await server.request(method, path, { body }), 401, 'E_UNAUTHORIZED');
+    const wrongSecret = { ...server.app, secret: `${server.app.secret.slice(0, -1)}A` };
+    expectError(t, await server.request(method, path, { body, app: wrongSecret }), 401, 'E_UNAUTHORIZED');
+    expectError(t, await server.request(method, path, { body, app: other }), 403, 'E_FORBIDDEN');
+  }
+  const after = await server.request('GET', `${base}/${client.id}`, { app: server.app });
+  t.equal(after.body.name, 'Web', 'the refused calls changed nothing');
+  t.equal(after.body.credentials.length, 1);
+  const list = await server.request('GET', base, { app: server.app });
+  t.equal(list.body.total_results, 1);
+});
+
+t.test('invalid bodies answer 400 E_VALIDATION naming each bad field and change nothing', async (t) => {
+  const server = await startServer(t);
+  const path = clientsPath(server.app);
+  const longList = Array.from({ length: 101 }, (_, i) => `https://e.example/${i}`);
+  const cases: Array<[string, unknown, string[]]> = [
+    ['no name', {}, ['name']],
+    ['empty name', { name: '' }, ['name']],
+    ['blank name', { name: '   ' }, ['name']],
+    ['name not a string', { name: 5 }, ['name']],
+    ['name too long', { name: 'n'.repeat(201) }, ['name']],
+    ['description not a string', { name: 'a', description: 5 }, ['description']],
+    ['description too long', { name: 'a', description: 'd'.repeat(1001) }, ['description']],
+    ['unknown top-level field', { name: 'a', colour: 'red' }, ['colour']],
+    ['body an array', [{ name: 'a' }], ['body']],
+    ['body a string', 'name', ['body']],
+    ['config an array', { name: 'a', config: [] }, ['config']],
+    ['config a string', { name: 'a', config: 'x' }, ['config']],
+    ['config null', { name: 'a', config: null }, ['config']],
+    ['redirect uri with a fragment', { name: 'a', config: { redirect_uris: ['https://ok.example/cb', 'https://a.example/cb#x'] } }, ['config.redirect_uris[1]']],
+    ['relative redirect uri', { name: 'a', config: { redirect_uris: ['/callback'] } }, ['config.redirect_uris[0]']],
+    ['redirect uris not an array', { name: 'a', config: { redirect_uris: 'https://a.example/cb' } }, ['config.redirect_uris']],
+    ['too many redirect uris', { name: 'a', config: { redirect_uris: longList } }, ['config.redirect_uris']],
+    ['origin not http(s)', { name: 'a', config: { allowed_origins: ['ftp://files.example'] } }, ['config.allowed_origins[0]']],
+    ['origin with whitespace', { name: 'a', config: { allowed_origins: [' https://a.example'] } }, ['config.allowed_origins[0]']],
+    ['logout uri with a script scheme', { name: 'a', config: { post_logout_uris: ['javascript:alert(1)'] } }, ['config.post_logout_uris[0]']],
+    ['logo without slashes', { name: 'a', config: { logo_uri: 'http:logo.example' } }, ['config.logo_uri']],
+    ['dark logo not a string', { name: 'a', config: { logo_dark_mode_uri: 5 } }, ['config.logo_dark_mode_uri']],
+    ['url too long', { name: 'a', config: { logo_uri: `https://a.example/${'p'.repeat(2048)}` } }, ['config.logo_uri']],
+    ['scope with a space', { name: 'a', config: { allowed_scopes: ['openid', 'bad scope'] } }, ['config.allowed_scopes[1]']],
+    ['scopes not an array', { name: 'a', config: { allowed_scopes: 'openid' } }, ['config.allowed_scopes']],
+    ['scope not a string', { name: 'a', config: { allowed_scopes: [7] } }, ['config.allowed_scopes[0]']],
+    ['dark mode not in the set', { name: 'a', config: { hub_dark_mode: 'dark' } }, ['config.hub_dark_mode']],
+    ['hub title not a string', { name: 'a', config: { hub_title: 5 } }, ['config.hub_title']],
+    ['show logos not a boolean', { name: 'a', config: { hub_show_logos: 'true' } }, ['config.hub_show_logos']],
+    ['pkce not a boolean', { name: 'a', config: { is_pkce_supported: 1 } }, ['config.is_pkce_supported']],
+    ['known key null', { name: 'a', config: { hub_title: null } }, ['config.hub_title']],
+    [
+      'several at once',
+      { description: 1, config: { redirect_uris: ['x'], hub_dark_mode: 'x', is_pkce_supported: 'yes' } },
+      ['name', 'description', 'config.redirect_uris[0]', 'config.hub_dark_mode', 'config.is_pkce_supported'],
+    ],
+  ];
+  for (const [label, body, fields] of cases) {
+    const res = await server.request('POST', path, { app: server.app, body });
+    expectError(t, res, 400, 'E_VALIDATION');
+    t.strictSame(Object.keys(res.body.field_errors ?? {}).sort(), [...fields].sort(), label);
+    for (const field of fields) t.ok(res.body.field_errors[field]?.every((m: unknown) => typeof m === 'string' && m), `${label}: ${field} has a message`);
+  }
+  const noBody = await server.request('POST', path, { app: server.app });
+  expectError(t, noBody, 400, 'E_VALIDATION');
+  t.strictSame(Object.keys(noBody.body.field_errors), ['name'], 'no body at all counts as {}: the name is missing');
+  const badJson = await server.request('POST', path, {
+    app: server.app,
+    rawBody: '{"name": ',
+    headers: { 'content-type': 'application/json' },
+  });
+  expectError(t, badJson, 400, 'E_BAD_JSON');
+  const list = await server.request('GET', path, { app: server.app });
+  t.equal(list.body.total_results, 0, 'no refused create left anything behind');
+  t.same(list.body.results, []);
+});
+
+t.test('PUT replaces name, description and config as a whole', async (t) => {
+  const clock = manualClock(START);
+  const server = await startServer(t, { clock });
+  const client = await createClient(server, {
+    name: 'Web',
+    description: 'old',
+    config: { redirect_uris: ['https://a.example/cb'], hub_title: 'Old', custom: 1 },
+  });
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  clock.advance(60_000);
+  const res = await server.request('PUT', path, { app: server.app, body: { name: 'Renamed', config: { hub_dark_mode: 'enabled' } } });
+  t.equal(res.status, 200);
+  t.equal(res.body.id, client.id);
+  t.equal(res.body.name, 'Renamed');
+  t.equal(res.body.description, '', 'an absent description is cleared');
+  t.same(res.body.config, { hub_dark_mode: 'enabled', allowed_scopes: ['openid', 'profile', 'email'] }, 'config replaced whole');
+  t.equal(res.body.created_at, client.created_at, 'created_at stays');
+  t.equal(res.body.updated_at, '2026-03-01T12:01:00.000Z', 'updated_at moves');
+  t.equal(res.body.credentials[0].client_id, client.credentials[0].client_id, 'credentials stay');
+  t.equal(res.body.credentials[0].secret, masked(client.credentials[0].secret), 'and stay masked');
+
+  const read = await server.request('GET', path, { app: server.app });
+  t.strictSame(read.body, res.body, 'the replacement is what is stored');
+
+  clock.advance(60_000);
+  const echoed = await server.request('PUT', path, {
+    app: server.app,
+    body: { ...read.body, id: 'oidc_client_forged', app_id: 'app_forged', created_at: '2000-01-01T00:00:00.000Z', description: 'echoed back' },
+  });
+  t.equal(echoed.status, 200, 'read-only fields echoed from a GET are accepted');
+  t.equal(echoed.body.id, client.id, 'and ignored');
+  t.equal(echoed.body.app_id, server.app.id);
+  t.equal(echoed.body.created_at, client.created_at);
+  t.equal(echoed.body.description, 'echoed back');
+  t.equal(echoed.body.credentials.length, 1);
+
+  const bad = await server.request('PUT', path, { app: server.app, body: { name: '', config: { redirect_uris: ['https://a.example/#f'] } } });
+  expectError(t, bad, 400, 'E_VALIDATION');
+  t.strictSame(Object.keys(bad.body.field_errors).sort(), ['config.redirect_uris[0]', 'name']);
+  const unchanged = await server.request('GET', path, { app: server.app });
+  t.strictSame(unchanged.body, echoed.body, 'a refused PUT changes nothing');
+
+  const unknown = await server.request('PUT', `${clientsPath(server.app)}/oidc_client_01JB0000000000000000000000`, {
+    app: server.app,
+    body: { name: 'x' },
+  });
+  expectError(t, unknown, 404, 'E_OIDC_CLIENT_NOT_FOUND');
+});
+
+t.test('DELETE removes the client and its credentials', async (t) => {
+  const server = await startServer(t);
+  const kept = await createClient(server, { name: 'Kept' });
+  const gone = await createClient(server, { name: 'Gone' });
+  const path = `${clientsPath(server.app)}/${gone.id}`;
+  const res = await server.request('DELETE', path, { app: server.app });
+  t.equal(res.status, 204);
+  t.equal(res.text, '');
+  expectError(t, await server.request('GET', path, { app: server.app }), 404, 'E_OIDC_CLIENT_NOT_FOUND');
+  expectError(t, await server.request('DELETE', path, { app: server.app }), 404, 'E_OIDC_CLIENT_NOT_FOUND');
+  expectError(
+    t,
+    await server.request('POST', `${path}/credentials`, { app: server.app, body: {} }),
+    404,
+    'E_OIDC_CLIENT_NOT_FOUND',
+  );
+  const list = await server.request('GET', clientsPath(server.app), { app: server.app });
+  t.equal(list.body.total_results, 1);
+  t.same(list.body.results.map((c: any) => c.id), [kept.id]);
+  const stored = server.deps.store.db('oidc_credentials');
+  const left = [...stored.getKeys({})].map((key) => (key as string[])[1]);
+  t.same(left, [kept.id], 'no credential of the deleted client is left in storage');
+});
+
+t.test('credentials rotate: add a new one, delete the old one', async (t) => {
+  const clock = manualClock(START);
+  const server = await startServer(t, { clock });
+  const client = await createClient(server);
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  const old = client.credentials[0];
+
+  clock.advance(DAY);
+  const added = await server.request('POST', `${path}/credentials`, { app: server.app });
+  t.equal(added.status, 200, 'a credential needs no body');
+  const fresh = added.body;
+  t.match(fresh.secret, /^sec_[A-Za-z0-9_-]{43}$/, 'the new secret is shown this once');
+  t.not(fresh.client_id, old.client_id);
+  t.not(fresh.secret, old.secret);
+  t.not(fresh.oidc_client_configuration_id, old.oidc_client_configuration_id);
+  t.equal(fresh.expires, '2027-03-02T12:00:00.000Z');
+  t.equal(fresh.created_at, '2026-03-02T12:00:00.000Z');
+
+  const both = await server.request('GET', path, { app: server.app });
+  t.same(
+    both.body.credentials.map((c: any) => [c.client_id, c.secret]),
+    [
+      [old.client_id, masked(old.secret)],
+      [fresh.client_id, masked(fresh.secret)],
+    ],
+    'both listed, oldest first, both masked',
+  );
+  t.equal(both.body.updated_at, '2026-03-02T12:00:00.000Z', 'a credential change is a change to the client');
+
+  const removed = await server.request('DELETE', `${path}/credentials/${old.client_id}`, { app: server.app });
+  t.equal(removed.status, 204);
+  const after = await server.request('GET', path, { app: server.app });
+  t.same(after.body.credentials.map((c: any) => c.client_id), [fresh.client_id], 'only the new one is left');
+  expectError(
+    t,
+    await server.request('DELETE', `${path}/credentials/${old.client_id}`, { app: server.app }),
+    404,
+    'E_CREDENTIAL_NOT_FOUND',
+  );
+
+  const sibling = await createClient(server, { name: 'Sibling' });
+  expectError(
+    t,
+    await server.request('DELETE', `${clientsPath(server.app)}/${sibling.id}/credentials/${fresh.client_id}`, { app: server.app }),
+    404,
+    'E_CREDENTIAL_NOT_FOUND',
+  );
+  const stillThere = await server.request('GET', path, { app: server.app });
+  t.equal(stillThere.body.credentials.length, 1, "another client's path cannot delete it");
+
+  const last = await server.request('DELETE', `${path}/credentials/${fresh.client_id}`, { app: server.app });
+  t.equal(last.status, 204);
+  const none = await server.request('GET', path, { app: server.app });
+  t.same(none.body.credentials, [], 'a client may be left without credentials');
+});
+
+t.test('a credential takes a name, an app variant and an expiry', async (t) => {
+  const clock = manualClock(START);
+  const server = await startServer(t, { clock });
+  const client = await createClient(server);
+  const path = `${clientsPath(server.app)}/${client.id}/credentials`;
+  const res = await server.request('POST', path, {
+    app: server.app,
+    body: { name: ' Mobile ', app_variant_id: 'ios', expires: '2026-03-01T14:00:00+01:00' },
+  });
+  t.equal(res.status, 200);
+  t.equal(res.body.name, 'Mobile');
+  t.equal(res.body.app_variant_id, 'ios');
+  t.equal(res.body.expires, '2026-03-01T13:00:00.000Z', 'expires normalised to UTC');
+  t.equal(res.body.expired, false);
+
+  const cases: Array<[string, unknown, string[]]> = [
+    ['expires in the past', { expires: '2026-03-01T11:59:59Z' }, ['expires']],
+    ['expires now', { expires: '2026-03-01T12:00:00Z' }, ['expires']],
+    ['expires not a date', { expires: 'next week' }, ['expires']],
+    ['expires an impossible date', { expires: '2026-02-30T00:00:00Z' }, ['expires']],
+    ['expires a number', { expires: 1767225600000 }, ['expires']],
+    ['empty name', { name: '' }, ['name']],
+    ['bad app variant', { app_variant_id: 'has space' }, ['app_variant_id']],
+    ['unknown field', { secret: 'sec_mine' }, ['secret']],
+    ['body an array', [], ['body']],
+  ];
+  for (const [label, body, fields] of cases) {
+    const bad = await server.request('POST', path, { app: server.app, body });
+    expectError(t, bad, 400, 'E_VALIDATION');
+    t.strictSame(Object.keys(bad.body.field_errors ?? {}).sort(), fields, label);
+  }
+  const read = await server.request('GET', `${clientsPath(server.app)}/${client.id}`, { app: server.app });
+  t.equal(read.body.credentials.length, 2, 'refused credentials were not added');
+});
+
+t.test('an expired credential is reported as expired', async (t) => {
+  const clock = manualClock(START);
+  const server = await startServer(t, { clock });
+  const client = await createClient(server);
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  const short = await server.request('POST', `${path}/credentials`, {
+    app: server.app,
+    body: { expires: '2026-03-01T13:00:00Z' },
+  });
+  const expiredFlags = async () => {
+    const res = await server.request('GET', path, { app: server.app });
+    return res.body.credentials.map((c: any) => c.expired);
+  };
+  t.same(await expiredFlags(), [false, false]);
+  clock.set(Date.parse('2026-03-01T12:59:59.999Z'));
+  t.same(await expiredFlags(), [false, false], 'not before its time');
+  clock.set(Date.parse(short.body.expires));
+  t.same(await expiredFlags(), [false, true], 'expired at its expiry instant');
+  clock.set(Date.parse(client.credentials[0].expires));
+  t.same(await expiredFlags(), [true, true], 'the default one expires after a year');
+  const list = await server.request('GET', clientsPath(server.app), { app: server.app });
+  t.same(list.body.results[0].credentials.map((c: any) => c.expired), [true, true], 'the list reports it too');
+});
+
+t.test('paging walks every client once in both orders with an exact total', async (t) => {
+  const server = await startServer(t);
+  const created: string[] = [];
+  for (let i = 0; i < 23; i++) created.push((await createClient(server, { name: `client ${i}` })).id);
+  await Promise.all(Array.from({ length: 6 }, (_, i) => createClient(server, { name: `parallel ${i}` })).map(async (p) => created.push((await p).id)));
+  const ascending = [...created].sort();
+  const base = clientsPath(server.app);
+
+  async function walk(sort: string | undefined, pageSize: number): Promise<string[]> {
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const query = new URLSearchParams({ page_size: String(pageSize) });
+      if (sort) query.set('sort', sort);
+      if (after) query.set('after', after);
+      const res = await server.request('GET', `${base}?${query}`, { app: server.app });
+      t.equal(res.status, 200);
+      t.equal(res.body.total_results, 29, 'total_results counts every client, not the page');
+      t.ok(res.body.results.length <= pageSize);
+      if (res.body.results.length === 0) return seen;
+      seen.push(...res.body.results.map((c: any) => c.id));
+      after = seen[seen.length - 1];
+    }
+  }
+  t.same(await walk(undefined, 7), ascending, 'ascending by default, no gaps or duplicates');
+  t.same(await walk('asc', 29), ascending);
+  t.same(await walk('desc', 4), [...ascending].reverse(), 'descending');
+  t.same(await walk('desc', 1000), [...ascending].reverse());
+
+  const all = await server.request('GET', base, { app: server.app });
+  t.equal(all.body.results.length, 29, 'the default page holds them all');
+
+  await server.request('DELETE', `${base}/${ascending[3]}`, { app: server.app });
+  const afterDelete = await server.request('GET', `${base}?page_size=3&after=${ascending[2]}`, { app: server.app });
+  t.same(afterDelete.body.results.map((c: any) => c.id), ascending.slice(4, 7), 'a deleted cursor neighbour leaves no gap');
+  t.equal(afterDelete.body.total_results, 28);
+  const fromDeleted = await server.request('GET', `${base}?page_size=2&after=${ascending[3]}`, { app: server.app });
+  t.same(fromDeleted.body.results.map((c: any) => c.id), ascending.slice(4, 6), 'a deleted client still works as a cursor');
+
+  const other = await otherApp(server);
+  const foreign = await server.request('GET', clientsPath(other), { app: other });
+  t.same(foreign.body, { total_results: 0, results: [] }, "another app's list holds none of them");
+});
+
+t.test('malformed or out-of-range paging parameters answer 400, never a clamped page', async (t) => {
+  const server = await startServer(t);
+  await createClient(server);
+  const base = clientsPath(server.app);
+  const cases: Array<[string, string]> = [
+    ['page_size=0', 'page_size'],
+    ['page_size=1001', 'page_size'],
+    ['page_size=-1', 'page_size'],
+    ['page_size=abc', 'page_size'],
+    ['page_size=1.5', 'page_size'],
+    ['page_size=', 'page_size'],
+    ['page_size=99999999999', 'page_size'],
+    ['page_size=5&page_size=6', 'page_size'],
+    ['after=user_01JB0000000000000000000000', 'after'],
+    ['after=', 'after'],
+    ['sort=up', 'sort'],
+    ['sort=ASC', 'sort'],
+  ];
+  for (const [query, field] of cases) {
+    const res = await server.request('GET', `${base}?${query}`, { app: server.app });
+    expectError(t, res, 400, 'E_VALIDATION');
+    t.strictSame(Object.keys(res.body.field_errors), [field], query);
+  }
+  const both = await server.request('GET', `${base}?page_size=0&sort=sideways`, { app: server.app });
+  t.strictSame(Object.keys(both.body.field_errors).sort(), ['page_size', 'sort'], 'each bad parameter is named');
+  const edge = await server.request('GET', `${base}?page_size=1000&sort=desc`, { app: server.app });
+  t.equal(edge.status, 200, 'the maximum itself is fine');
+  const one = await server.request('GET', `${base}?page_size=1`, { app: server.app });
+  t.equal(one.body.results.length, 1);
+});
+
+t.test("one application can never see or touch another's clients", async (t) => {
+  const server = await startServer(t);
+  const other = await otherApp(server);
+  const theirs = await createClient(server, { name: 'Theirs', config: { hub_title: 'T' } }, other);
+  const theirCredential = theirs.credentials[0].client_id;
+  const mine = clientsPath(server.app);
+  const attempts: Array<[string, string, unknown]> = [
+    ['GET', `${mine}/${theirs.id}`, undefined],
+    ['PUT', `${mine}/${theirs.id}`, { name: 'hijacked' }],
+    ['DELETE', `${mine}/${theirs.id}`, undefined],
+    ['POST', `${mine}/${theirs.id}/credentials`, {}],
+    ['DELETE', `${mine}/${theirs.id}/credentials/${theirCredential}`, undefined],
+  ];
+  for (const [method, path, body] of attempts) {
+    expectError(t, await server.request(method, path, { app: server.app, body }), 404, 'E_OIDC_CLIENT_NOT_FOUND');
+  }
+  const myList = await server.request('GET', mine, { app: server.app });
+  t.same(myList.body, { total_results: 0, results: [] });
+  const intact = await server.request('GET', `${clientsPath(other)}/${theirs.id}`, { app: other });
+  t.equal(intact.body.name, 'Theirs');
+  t.same(intact.body.credentials.map((c: any) => c.client_id), [theirCredential]);
+  t.equal(intact.body.updated_at, theirs.updated_at);
+  const theirList = await server.request('GET', clientsPath(other), { app: other });
+  t.equal(theirList.body.total_results, 1);
+});
+
+t.test('clients survive a restart and no clear secret ever reaches the data dir', async (t) => {
+  const dataDir = t.testdir();
+  const first = await startServer(t, { dataDir });
+  const app = first.app;
+  const client = await createClient(first, { name: 'Durable' });
+  const added = await first.request('POST', `${clientsPath(app)}/${client.id}/credentials`, { app, body: {} });
+  const secrets = [client.credentials[0].secret, added.body.secret];
+  await first.close();
+
+  const files = filesBelow(dataDir);
+  t.ok(files.length > 0, 'the data dir holds the LMDB files');
+  t.ok(files.some((file) => readFileSync(file).includes(client.id)), 'the scan reads what was stored');
+  for (const file of files) {
+    const bytes = readFileSync(file);
+    for (const secret of secrets) {
+      t.notOk(bytes.includes(secret), `${file} does not hold a clear secret`);
+      t.notOk(bytes.includes(secret.slice(4, 24)), `${file} does not hold part of one`);
+    }
+  }
+
+  const second = await startServer(t, { dataDir });
+  const read = await second.request('GET', `${clientsPath(app)}/${client.id}`, { app });
+  t.equal(read.status, 200);
+  t.same(read.body.credentials.map((c: any) => c.secret), secrets.map(masked));
+  const list = await second.request('GET', clientsPath(app), { app });
+  t.equal(list.body.total_results, 1);
+});
+
+t.test('concurrent changes to one client are serialised and the count stays exact', async (t) => {
+  const server = await startServer(t);
+  const client = await createClient(server);
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  const added = await Promise.all(
+    Array.from({ length: 8 }, () => server.request('POST', `${path}/credentials`, { app: server.app, body: {} })),
+  );
+  t.same(added.map((r) => r.status), Array(8).fill(200));
+  const read = await server.request('GET', path, { app: server.app });
+  t.equal(read.body.credentials.length, 9, 'no credential lost');
+  t.equal(new Set(read.body.credentials.map((c: any) => c.client_id)).size, 9);
+
+  const deletes = await Promise.all(Array.from({ length: 5 }, () => server.request('DELETE', path, { app: server.app })));
+  t.same(deletes.map((r) => r.status).sort(), [204, 404, 404, 404, 404], 'exactly one delete wins');
+  const list = await server.request('GET', clientsPath(server.app), { app: server.app });
+  t.equal(list.body.total_results, 0, 'counted down once');
+  t.same([...server.deps.store.db('oidc_credentials').getKeys({})], [], 'no orphaned credential');
+});
+
+t.test('page parameters on the create call are ignored', async (t) => {
+  const server = await startServer(t);
+  const res = await server.request('POST', `${clientsPath(server.app)}?page_size=5000&sort=sideways`, {
+    app: server.app,
+    body: { name: 'Web' },
+  });
+  t.equal(res.status, 200);
+});

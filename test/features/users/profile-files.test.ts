@@ -1,0 +1,222 @@
+import t from 'tap';
+import sharp from 'sharp';
+import { createHash } from 'node:crypto';
+import { startServerWithSchema } from '../../helpers/schema.js';
+import { startServer } from '../../helpers/server.js';
+import { tokenFor } from '../../helpers/tokens.js';
+
+const schema = {
+  fields: {
+    avatar: { type: 'image' as const, user_readable: true, user_writable: true },
+    contract: { type: 'file' as const },
+    nickname: { type: 'string' as const, user_readable: true, user_writable: true },
+  },
+  allow_unknown_fields: false,
+};
+
+const png = (width: number, height: number, color: string) =>
+  sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+function form(parts: Record<string, string | { bytes: Buffer; type: string; name?: string }>): FormData {
+  const body = new FormData();
+  for (const [name, part] of Object.entries(parts)) {
+    if (typeof part === 'string') body.set(name, part);
+    else body.set(name, new Blob([new Uint8Array(part.bytes)], { type: part.type }), part.name ?? `${name}.bin`);
+  }
+  return body;
+}
+
+t.test('a multipart image upload is stored apart from the profile and served with three cached previews', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const appId = server.app.id;
+  const base = `/applications/${appId}/users/f1/data`;
+  const image = await png(800, 600, '#c00');
+  const upload = await server.request('PUT', base, {
+    app: server.app,
+    rawBody: form({
+      data: JSON.stringify({ nickname: 'pic' }),
+      attributes: JSON.stringify({ 'ui:theme': ['dark'] }),
+      avatar: { bytes: image, type: 'image/png', name: 'me.png' },
+    }),
+  });
+  t.equal(upload.status, 200, upload.text);
+  const descriptor = { content_type: 'image/png', size: image.length, sha256: sha256(image) };
+  t.same(upload.body.data, { nickname: 'pic', avatar: descriptor, user_id: 'f1' });
+  t.same(upload.body.attributes, { 'ui:theme': ['dark'] });
+  t.same(server.deps.users.require(appId, 'f1').context.data.avatar, descriptor, 'the snapshot holds only the descriptor');
+
+  const original = await fetch(`${server.url}${base}/fields/avatar`, {
+    headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret },
+  });
+  t.equal(original.status, 200);
+  t.equal(original.headers.get('content-type'), 'image/png');
+  t.ok(Buffer.from(await original.arrayBuffer()).equals(image), 'the bytes come back as uploaded');
+
+  const previews = server.deps.store.db('user_file_previews');
+  for (const [size, edge] of [['small', 128], ['medium', 256], ['large', 512]] as const) {
+    const res = await fetch(`${server.url}${base}/fields/avatar?preview=${size}`, {
+      headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret },
+    });
+    t.equal(res.status, 200, size);
+    t.equal(res.headers.get('content-type'), 'image/webp');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const meta = await sharp(bytes).metadata();
+    t.equal(meta.format, 'webp');
+    t.same([meta.width, meta.height], [edge, (edge * 3) / 4], `${size} fits ${edge}px, aspect kept`);
+    t.equal(previews.get([appId, 'f1', 'avatar', size])?.sha256, descriptor.sha256, `${size} is cached`);
+    t.ok(Buffer.from(previews.get([appId, 'f1', 'avatar', size]).bytes).equals(bytes));
+  }
+
+  const replacement = await png(300, 300, '#00c');
+  const replaced = await server.request('PUT', base, {
+    app: server.app,
+    rawBody: form({ avatar: { bytes: replacement, type: 'image/png' } }),
+  });
+  t.equal(replaced.status, 200, replaced.text);
+  t.equal(replaced.body.data.avatar.sha256, sha256(replacement));
+  t.equal(replaced.body.data.nickname, 'pic', 'a PUT of only a file part keeps the rest of data');
+  t.equal(previews.get([appId, 'f1', 'avatar', 'small']), undefined, 'previews of the old file are dropped');
+  const fresh = await fetch(`${server.url}${base}/fields/avatar?preview=small`, {
+    headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret },
+  });
+  const freshMeta = await sharp(Buffer.from(await fresh.arrayBuffer())).metadata();
+  t.same([freshMeta.width, freshMeta.height], [128, 128], 'the preview is of the new image');
+
+  const bad = await server.request('GET', `${base}/fields/avatar?preview=huge`, { app: server.app });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.code, 'E_VALIDATION');
+});
+
+t.test('file fields, JSON writes of file fields, removal and deletion', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const appId = server.app.id;
+  const base = `/applications/${appId}/users/f2/data`;
+  const pdf = Buffer.from('%PDF-1.4 pretend document');
+  const image = await png(10, 10, '#0c0');
+  const created = await server.request('PUT', base, {
+    app: server.app,
+    rawBody: form({
+      contract: { bytes: pdf, type: 'application/pdf' },
+      avatar: { bytes: image, type: 'image/png' },
+    }),
+  });
+  t.equal(created.status, 200, created.text);
+  const file = await fetch(`${server.url}${base}/fields/contract`, {
+    headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret },
+  });
+  t.equal(file.headers.get('content-type'), 'application/pdf');
+  t.equal(file.headers.get('content-disposition'), 'attachment');
+  t.match(file.headers.get('content-security-policy'), /sandbox/);
+  t.ok(Buffer.from(await file.arrayBuffer()).equals(pdf));
+  const noPreview = await server.request('GET', `${base}/fields/contract?preview=small`, { app: server.app });
+  t.equal(noPreview.status, 400, 'previews are for images');
+
+  const data = created.body.data;
+  const roundTrip = await server.request('PUT', base, { app: server.app, body: { data } });
+  t.equal(roundTrip.status, 200, 'a descriptor sent back unchanged keeps the file');
+  const forged = await server.request('PATCH', base, { app: server.app, body: { data: { avatar: { ...data.avatar, sha256: 'f'.repeat(64) } } } });
+  t.equal(forged.status, 400);
+  t.equal(forged.body.code, 'E_USER_UPDATE_FAILED');
+  t.ok(forged.body.field_errors.avatar);
+
+  const notImage = await server.request('PATCH', base, { app: server.app, rawBody: form({ avatar: { bytes: pdf, type: 'image/png' } }) });
+  t.equal(notImage.status, 400);
+  t.ok(notImage.body.field_errors.avatar);
+  const wrongType = await server.request('PATCH', base, { app: server.app, rawBody: form({ avatar: { bytes: pdf, type: 'application/pdf' } }) });
+  t.equal(wrongType.status, 400);
+  const unknownPart = await server.request('PATCH', base, { app: server.app, rawBody: form({ nickname: { bytes: pdf, type: 'application/pdf' }, extra: 'x' }) });
+  t.equal(unknownPart.status, 400);
+  t.same(Object.keys(unknownPart.body.field_errors).sort(), ['extra', 'nickname']);
+  const badJson = await server.request('PATCH', base, { app: server.app, rawBody: form({ data: '{' }) });
+  t.equal(badJson.status, 400);
+  t.ok(badJson.body.field_errors.data);
+
+  const files = server.deps.store.db('user_files');
+  const removed = await server.request('PATCH', base, { app: server.app, body: { data: { contract: null } } });
+  t.equal(removed.status, 200);
+  t.notOk('contract' in removed.body.data);
+  t.equal(files.get([appId, 'f2', 'contract']), undefined, 'the bytes go with the field');
+  t.equal((await server.request('GET', `${base}/fields/contract`, { app: server.app })).body.code, 'E_FIELD_NOT_FOUND');
+
+  const replacedWithout = await server.request('PUT', base, { app: server.app, body: { data: {} } });
+  t.equal(replacedWithout.status, 200);
+  t.equal(files.get([appId, 'f2', 'avatar']), undefined, 'a PUT without the field drops its file');
+
+  await server.request('PATCH', base, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png' } }) });
+  t.ok(files.get([appId, 'f2', 'avatar']));
+  t.equal((await server.request('DELETE', base, { app: server.app })).status, 204);
+  t.equal(files.get([appId, 'f2', 'avatar']), undefined, 'deleting the user deletes its files');
+});
+
+t.test('/me uploads through the field endpoint; platform field reads of a disabled user', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const appId = server.app.id;
+  const { userId, token } = await tokenFor(server, { email: 'pic@example.com' });
+  const image = await png(40, 20, '#888');
+  const field = `/me/applications/${appId}/data/fields/avatar`;
+  const put = await server.request('PUT', field, { token, rawBody: form({ value: { bytes: image, type: 'image/png' } }) });
+  t.equal(put.status, 200, put.text);
+  t.equal(put.body.data.avatar.sha256, sha256(image));
+  const got = await fetch(`${server.url}${field}?preview=medium`, { headers: { authorization: `Bearer ${token}` } });
+  t.equal(got.status, 200);
+  const meta = await sharp(Buffer.from(await got.arrayBuffer())).metadata();
+  t.same([meta.width, meta.height], [40, 20], 'never enlarged');
+  const contract = await server.request('PUT', `/me/applications/${appId}/data/fields/contract`, {
+    token,
+    rawBody: form({ value: { bytes: Buffer.from('x'), type: 'application/pdf' } }),
+  });
+  t.equal(contract.status, 400, 'the user may not write the contract');
+
+  const platformField = `/applications/${appId}/users/${userId}/data/fields/email`;
+  t.same((await server.request('GET', platformField, { app: server.app })).body, { value: 'pic@example.com' });
+  await server.request('POST', `/applications/${appId}/users/${userId}/state`, { app: server.app, body: { state: 'disabled' } });
+  t.same((await server.request('GET', platformField, { app: server.app })).body, { value: null });
+  const strict = await server.request('GET', `${platformField}?fail_on_error=true`, { app: server.app });
+  t.equal(strict.status, 403);
+  t.equal(strict.body.code, 'E_FORBIDDEN');
+  const missing = await server.request('GET', `/applications/${appId}/users/${userId}/data/fields/nickname`, { app: server.app });
+  t.equal(missing.status, 404);
+  t.equal(missing.body.code, 'E_FIELD_NOT_FOUND');
+});
+
+t.test('platform field PUT: JSON and multipart value, unknown fields', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f4/data`;
+  await server.request('PUT', base, { app: server.app, body: { data: {} } });
+  const json = await server.request('PUT', `${base}/fields/nickname`, { app: server.app, body: { value: 'nick' } });
+  t.equal(json.status, 200);
+  t.equal(json.body.data.nickname, 'nick');
+  const text = await server.request('PUT', `${base}/fields/nickname`, { app: server.app, rawBody: form({ value: 'other' }) });
+  t.equal(text.body.data.nickname, 'other');
+  t.same((await server.request('GET', `${base}/fields/nickname`, { app: server.app })).body, { value: 'other' });
+  const unknown = await server.request('PUT', `${base}/fields/unknown`, { app: server.app, body: { value: 1 } });
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.code, 'E_FIELD_NOT_FOUND');
+  const missingUser = await server.request('PUT', `/applications/${server.app.id}/users/nobody/data/fields/nickname`, { app: server.app, body: { value: 'x' } });
+  t.equal(missingUser.status, 404);
+  t.equal(missingUser.body.code, 'E_USER_NOT_FOUND');
+});
+
+t.test('acknowledged profile and file writes are there after a restart on the same data', async (t) => {
+  const dataDir = t.testdir();
+  const first = await startServerWithSchema(t, schema, { dataDir });
+  const app = first.app;
+  const image = await png(64, 64, '#123');
+  const base = `/applications/${app.id}/users/durable/data`;
+  const put = await first.request('PUT', base, {
+    app,
+    rawBody: form({ data: JSON.stringify({ nickname: 'kept' }), avatar: { bytes: image, type: 'image/png' } }),
+  });
+  t.equal(put.status, 200);
+  await first.close();
+
+  const second = await startServer(t, { dataDir });
+  const profile = await second.request('GET', base, { app });
+  t.same(profile.body, put.body, 'the profile as acknowledged');
+  const bytes = await fetch(`${second.url}${base}/fields/avatar`, {
+    headers: { 'x-svc-app-key': app.key, 'x-svc-app-secret': app.secret },
+  });
+  t.ok(Buffer.from(await bytes.arrayBuffer()).equals(image), 'the file as uploaded');
+});

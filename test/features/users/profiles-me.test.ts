@@ -1,0 +1,165 @@
+import t from 'tap';
+import { startServerWithSchema } from '../../helpers/schema.js';
+import { tokenFor } from '../../helpers/tokens.js';
+import { manualClock } from '../../../src/lib/clock.js';
+import type { TestServer } from '../../helpers/server.js';
+
+const schema = {
+  fields: {
+    nickname: { type: 'string' as const, user_readable: true, user_writable: true },
+    age: { type: 'number' as const, user_readable: true, user_writable: true },
+    tier: { type: 'string' as const, user_readable: true },
+    internal_score: { type: 'number' as const },
+  },
+  allow_unknown_fields: true,
+};
+
+/** A user whose profile the app filled, and a token for it. */
+async function userWithProfile(server: TestServer) {
+  const { userId, token } = await tokenFor(server, { user_id: 'me-1' });
+  const seeded = await server.request('PUT', `/applications/${server.app.id}/users/${userId}/data`, {
+    app: server.app,
+    body: {
+      data: { email: 'me@example.com', nickname: 'n', tier: 'gold', internal_score: 7, crm_note: 'x' },
+      attributes: { 'svc:app_variants': ['web'], 'prefs:colors': ['red'] },
+    },
+  });
+  if (seeded.status !== 200) throw new Error(seeded.text);
+  return { userId, token, me: `/me/applications/${server.app.id}/data` };
+}
+
+t.test('GET /me shows only user-readable data', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { userId, token, me } = await userWithProfile(server);
+  const res = await server.request('GET', me, { token });
+  t.equal(res.status, 200);
+  t.same(res.body.data, { email: 'me@example.com', nickname: 'n', tier: 'gold', user_id: userId });
+  t.equal(res.body.svc_user, userId);
+  t.same(res.body.attributes, { 'svc:app_variants': ['web'], 'prefs:colors': ['red'] });
+  t.equal((await server.request('GET', me)).status, 401, 'a token is required');
+});
+
+t.test('PUT /me replaces what the user may write; the rest keeps its values', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { userId, token, me } = await userWithProfile(server);
+  const readBack = (await server.request('GET', me, { token })).body;
+  const roundTrip = await server.request('PUT', me, { token, body: { data: readBack.data, attributes: readBack.attributes } });
+  t.equal(roundTrip.status, 200, `a profile sent back as read is accepted: ${roundTrip.text}`);
+
+  const replaced = await server.request('PUT', me, { token, body: { data: { nickname: 'new' } } });
+  t.equal(replaced.status, 200, replaced.text);
+  t.same(replaced.body.data, { nickname: 'new', tier: 'gold', user_id: userId }, 'email (writable, omitted) is gone; tier kept');
+  const platform = await server.request('GET', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app });
+  t.same(platform.body.data, { nickname: 'new', tier: 'gold', internal_score: 7, crm_note: 'x', user_id: userId }, 'hidden fields kept');
+
+  const forbidden = await server.request('PUT', me, { token, body: { data: { nickname: 'z', tier: 'platinum', internal_score: 99, new_field: 1 } } });
+  t.equal(forbidden.status, 400);
+  t.equal(forbidden.body.code, 'E_USER_UPDATE_FAILED');
+  t.same(Object.keys(forbidden.body.field_errors).sort(), ['internal_score', 'new_field', 'tier']);
+  const patchForbidden = await server.request('PATCH', me, { token, body: { data: { tier: 'platinum' } } });
+  t.equal(patchForbidden.status, 400);
+  t.ok(patchForbidden.body.field_errors.tier);
+  t.equal((await server.request('GET', me, { token })).body.data.nickname, 'new', 'a refused write changes nothing');
+
+  const merged = await server.request('PATCH', me, { token, body: { data: { age: 30 } } });
+  t.same(merged.body.data, { nickname: 'new', age: 30, tier: 'gold', user_id: userId });
+});
+
+t.test('attributes on /me: the reserved namespaces are the app\'s', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { token, me } = await userWithProfile(server);
+  const replaced = await server.request('PUT', me, { token, body: { attributes: { 'prefs:size': ['L'] } } });
+  t.equal(replaced.status, 200);
+  t.same(replaced.body.attributes, { 'svc:app_variants': ['web'], 'prefs:size': ['L'] }, 'svc: keys survive a replace');
+  for (const key of ['svc:app_variants', 'svc:other', 'system:x']) {
+    const res = await server.request('PATCH', me, { token, body: { attributes: { [key]: ['mine'] } } });
+    t.equal(res.status, 400, key);
+    t.equal(res.body.code, 'E_USER_UPDATE_FAILED');
+    t.ok(res.body.field_errors[`attributes.${key}`], key);
+  }
+  const removal = await server.request('PATCH', me, { token, body: { attributes: { 'svc:app_variants': null } } });
+  t.equal(removal.status, 400, 'removing a reserved key is writing it');
+});
+
+t.test('field endpoints on /me honour the schema rights', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { userId, token } = await userWithProfile(server);
+  const field = (name: string) => `/me/applications/${server.app.id}/data/fields/${name}`;
+  t.same((await server.request('GET', field('nickname'), { token })).body, { value: 'n' });
+  t.same((await server.request('GET', field('user_id'), { token })).body, { value: userId });
+  const hidden = await server.request('GET', field('internal_score'), { token });
+  t.equal(hidden.status, 403);
+  t.equal(hidden.body.code, 'E_FORBIDDEN');
+  const unknown = await server.request('GET', field('crm_note'), { token });
+  t.equal(unknown.status, 404, 'fields outside the schema are the app\'s');
+  t.equal(unknown.body.code, 'E_FIELD_NOT_FOUND');
+  const absent = await server.request('GET', field('age'), { token });
+  t.equal(absent.status, 404);
+  t.equal(absent.body.code, 'E_FIELD_NOT_FOUND');
+
+  const put = await server.request('PUT', field('age'), { token, body: { value: 41 } });
+  t.equal(put.status, 200, put.text);
+  t.equal(put.body.data.age, 41, 'answers the whole profile');
+  const form = new FormData();
+  form.set('value', '42');
+  const multipart = await server.request('PUT', field('age'), { token, rawBody: form });
+  t.equal(multipart.status, 200, multipart.text);
+  t.equal(multipart.body.data.age, 42, 'multipart text is read by the field type');
+  const wrongType = await server.request('PUT', field('age'), { token, body: { value: 'old' } });
+  t.equal(wrongType.status, 400);
+  t.ok(wrongType.body.field_errors.age);
+  const notWritable = await server.request('PUT', field('tier'), { token, body: { value: 'platinum' } });
+  t.equal(notWritable.status, 400);
+  t.ok(notWritable.body.field_errors.tier);
+  const userId2 = await server.request('PUT', field('user_id'), { token, body: { value: 'other' } });
+  t.equal(userId2.status, 400);
+  t.equal((await server.request('PUT', field('nope'), { token, body: { value: 1 } })).status, 404);
+  const badBody = await server.request('PUT', field('age'), { token, body: { age: 3 } });
+  t.equal(badBody.status, 400);
+  t.ok(badBody.body.field_errors.value);
+});
+
+t.test('PUT /me/meta stamps the passkey prompt', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { token } = await userWithProfile(server);
+  const res = await server.request('PUT', '/me/meta', { token, body: { last_passkey_registration_prompt: '2026-03-04T05:06:07Z' } });
+  t.equal(res.status, 200, res.text);
+  t.equal(res.body.meta.last_passkey_registration_prompt, '2026-03-04T05:06:07.000Z');
+  const bad = await server.request('PUT', '/me/meta', { token, body: { last_passkey_registration_prompt: 'yesterday' } });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.code, 'E_VALIDATION');
+  t.equal((await server.request('PUT', '/me/meta', { token, body: { other: 1 } })).status, 400);
+});
+
+t.test('/me calls stamp meta.last_active at most once a minute', async (t) => {
+  const clock = manualClock();
+  const server = await startServerWithSchema(t, schema, { clock });
+  const { userId, token, me } = await userWithProfile(server);
+  const lastActive = () => server.deps.users.require(server.app.id, userId).context.meta.last_active;
+  t.equal(lastActive(), undefined);
+  const first = await server.request('GET', me, { token });
+  t.equal(first.body.meta.last_active, new Date(clock.now()).toISOString(), 'the answer already shows the stamp');
+  const stamped = lastActive();
+  clock.advance(59_000);
+  await server.request('GET', me, { token });
+  t.equal(lastActive(), stamped, 'not again within the minute');
+  clock.advance(1_000);
+  await server.request('GET', me, { token });
+  t.equal(lastActive(), new Date(clock.now()).toISOString(), 'a minute later it moves');
+  t.equal(server.deps.users.require(server.app.id, userId).context.meta.modified, first.body.meta.modified, 'activity is not a modification');
+});
+
+t.test('a disabled user\'s token is refused with E_USER_DISABLED; a token of another app is 403', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { userId, token, me } = await userWithProfile(server);
+  await server.request('POST', `/applications/${server.app.id}/users/${userId}/state`, { app: server.app, body: { state: 'disabled' } });
+  const refused = await server.request('GET', me, { token });
+  t.equal(refused.status, 401);
+  t.equal(refused.body.code, 'E_USER_DISABLED');
+  await server.request('POST', `/applications/${server.app.id}/users/${userId}/state`, { app: server.app, body: { state: 'enabled' } });
+  t.equal((await server.request('GET', me, { token })).status, 200, 'enabled again, the token works');
+
+  const other = await server.deps.apps.create('other');
+  const wrongApp = await server.request('GET', `/me/applications/${other.id}/data`, { token });
+  t.equal(wrongApp.status, 403);
+});

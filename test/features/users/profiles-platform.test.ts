@@ -1,0 +1,267 @@
+import t from 'tap';
+import { startServer } from '../../helpers/server.js';
+import { startServerWithSchema } from '../../helpers/schema.js';
+import { manualClock } from '../../../src/lib/clock.js';
+
+const schema: Parameters<typeof startServerWithSchema>[1] = {
+  fields: {
+    nickname: { type: 'string', user_readable: true, user_writable: true },
+    age: { type: 'number', user_readable: true, user_writable: true },
+    newsletter: { type: 'boolean', user_readable: true },
+    settings: { type: 'object' },
+    plan: { type: 'string', required: true },
+    avatar: { type: 'image', user_readable: true, user_writable: true },
+  },
+  allow_unknown_fields: false,
+};
+
+const serverWithSchema = (t: Parameters<typeof startServer>[0], fields = schema) => startServerWithSchema(t, fields);
+
+t.test('PUT creates a user under an app-chosen ID, replaces data, and GET answers it', async (t) => {
+  const clock = manualClock();
+  const server = await startServerWithSchema(t, schema, { clock });
+  const path = `/applications/${server.app.id}/users/ext-42@crm/data`;
+  const created = await server.request('PUT', path, {
+    app: server.app,
+    body: { data: { email: 'Ada@Example.com', nickname: 'ada', plan: 'pro', age: 36 }, attributes: { 'crm:tags': ['vip'] } },
+  });
+  t.equal(created.status, 200, created.text);
+  t.equal(created.body.svc_user, 'ext-42@crm');
+  t.equal(created.body.state, 'enabled');
+  t.equal(created.body.auth_level, 'unverified');
+  t.same(created.body.data, { email: 'Ada@Example.com', nickname: 'ada', plan: 'pro', age: 36, user_id: 'ext-42@crm' });
+  t.same(created.body.attributes, { 'crm:tags': ['vip'] });
+  t.same(created.body.verified_data, {});
+  t.same(created.body.groups, []);
+  t.same(created.body.connection_map, {});
+  t.ok(created.body.meta.created && created.body.meta.modified);
+
+  clock.advance(1000);
+  const noop = await server.request('PUT', path, { app: server.app, body: { data: created.body.data } });
+  t.same(noop.body, created.body, 'a write that changes nothing changes nothing, not even meta.modified');
+
+  const replaced = await server.request('PUT', path, { app: server.app, body: { data: { plan: 'free' } } });
+  t.equal(replaced.status, 200);
+  t.same(replaced.body.data, { plan: 'free', user_id: 'ext-42@crm' }, 'PUT replaces data as a whole');
+  t.same(replaced.body.attributes, { 'crm:tags': ['vip'] }, 'attributes are kept when not given');
+  t.same(server.deps.users.findByAddress(server.app.id, 'email', 'ada@example.com'), [], 'the dropped email is unindexed');
+
+  const got = await server.request('GET', path, { app: server.app });
+  t.equal(got.status, 200);
+  t.equal(got.headers.get('content-type'), 'application/json');
+  t.same(got.body, replaced.body);
+
+  const projected = await server.request('GET', `${path}?fields=plan,missing`, { app: server.app });
+  t.same(projected.body.data, { user_id: 'ext-42@crm', plan: 'free' });
+  t.equal(projected.body.svc_user, 'ext-42@crm');
+  t.equal((await server.request('GET', `${path}?fields=`, { app: server.app })).status, 400);
+  t.equal((await server.request('GET', `${path}?nope=1`, { app: server.app })).status, 400);
+});
+
+t.test('__uuid__ and __default__ generate IDs; bad IDs are refused', async (t) => {
+  const server = await serverWithSchema(t);
+  const base = `/applications/${server.app.id}/users`;
+  const ids = new Set<string>();
+  for (const word of ['__uuid__', '__default__']) {
+    const res = await server.request('PUT', `${base}/${word}/data`, { app: server.app, body: { data: { plan: 'x' } } });
+    t.equal(res.status, 200);
+    t.match(res.body.svc_user, /^user_[0-9A-Z]{26}$/);
+    t.equal(res.body.data.user_id, res.body.svc_user);
+    ids.add(res.body.svc_user);
+  }
+  t.equal(ids.size, 2);
+  t.equal(server.deps.users.count(server.app.id), 2);
+  const tooLong = await server.request('PUT', `${base}/${'a'.repeat(129)}/data`, { app: server.app, body: { data: { plan: 'x' } } });
+  t.equal(tooLong.status, 400);
+  t.equal(tooLong.body.code, 'E_VALIDATION');
+  const badChars = await server.request('PUT', `${base}/a%20b/data`, { app: server.app, body: { data: { plan: 'x' } } });
+  t.equal(badChars.status, 400);
+  t.equal(server.deps.users.count(server.app.id), 2, 'nothing was created');
+});
+
+t.test('PATCH merges; null removes; user_id is immutable', async (t) => {
+  const server = await serverWithSchema(t);
+  const path = `/applications/${server.app.id}/users/u1/data`;
+  await server.request('PUT', path, { app: server.app, body: { data: { plan: 'pro', nickname: 'a', age: 1 }, attributes: { 'a:x': ['1'], 'a:y': ['2'] } } });
+  const merged = await server.request('PATCH', path, {
+    app: server.app,
+    body: { data: { nickname: 'b', age: null }, attributes: { 'a:y': null, 'a:z': ['3'] } },
+  });
+  t.equal(merged.status, 200, merged.text);
+  t.same(merged.body.data, { plan: 'pro', nickname: 'b', user_id: 'u1' });
+  t.same(merged.body.attributes, { 'a:x': ['1'], 'a:z': ['3'] });
+
+  const replacedAttrs = await server.request('PUT', path, { app: server.app, body: { data: { plan: 'pro' }, attributes: { 'b:only': [] } } });
+  t.same(replacedAttrs.body.attributes, { 'b:only': [] }, 'attributes, when given, replace');
+
+  const sameId = await server.request('PATCH', path, { app: server.app, body: { data: { user_id: 'u1' } } });
+  t.equal(sameId.status, 200);
+  const otherId = await server.request('PATCH', path, { app: server.app, body: { data: { user_id: 'u2' } } });
+  t.equal(otherId.status, 400);
+  t.equal(otherId.body.code, 'E_USER_UPDATE_FAILED');
+  t.ok(otherId.body.field_errors.user_id);
+
+  const patchMissing = await server.request('PATCH', `/applications/${server.app.id}/users/nobody/data`, {
+    app: server.app,
+    body: { data: { plan: 'x' } },
+  });
+  t.equal(patchMissing.status, 200, 'PATCH upserts like PUT');
+});
+
+t.test('validation failures answer E_USER_UPDATE_FAILED with field_errors and change nothing', async (t) => {
+  const server = await serverWithSchema(t);
+  const path = `/applications/${server.app.id}/users/v1/data`;
+  await server.request('PUT', path, { app: server.app, body: { data: { plan: 'pro' } } });
+  const before = await server.request('GET', path, { app: server.app });
+
+  const bad = await server.request('PUT', path, {
+    app: server.app,
+    body: {
+      data: { nickname: 5, age: 'old', newsletter: 'yes', settings: [1], unknown_thing: 1, email: 'not-an-email', avatar: { x: 1 } },
+      attributes: { nonamespace: ['x'], 'a:list': 'x', 'system:flag': ['1'] },
+    },
+  });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.code, 'E_USER_UPDATE_FAILED');
+  t.equal(bad.body.statusCode, 400);
+  t.equal(bad.body.error, 'Bad Request');
+  const fe = bad.body.field_errors;
+  for (const field of ['nickname', 'age', 'newsletter', 'settings', 'unknown_thing', 'email', 'avatar', 'plan']) {
+    t.ok(fe[field], `field error for ${field}`);
+  }
+  t.match(fe.plan, ['is required']);
+  t.ok(fe['attributes.nonamespace'] && fe['attributes.a:list'] && fe['attributes.system:flag']);
+  t.ok(bad.body.messages.length >= 10);
+
+  const tooLong = await server.request('PATCH', path, { app: server.app, body: { data: { nickname: 'x'.repeat(64 * 1024 + 1) } } });
+  t.equal(tooLong.status, 400);
+  t.ok(tooLong.body.field_errors.nickname);
+  const exactly = await server.request('PATCH', path, { app: server.app, body: { data: { nickname: 'x'.repeat(64 * 1024) } } });
+  t.equal(exactly.status, 200, 'a 64 KiB string fits');
+
+  const tooManyKeys = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`n:k${i}`, ['v']]));
+  const keys = await server.request('PATCH', path, { app: server.app, body: { attributes: tooManyKeys } });
+  t.equal(keys.status, 400);
+  t.ok(keys.body.field_errors.attributes);
+  const tooManyValues = await server.request('PATCH', path, {
+    app: server.app,
+    body: { attributes: { 'n:k': Array.from({ length: 101 }, () => 'v') } },
+  });
+  t.equal(tooManyValues.status, 400);
+  t.ok(tooManyValues.body.field_errors['attributes.n:k']);
+  const limits = await server.request('PATCH', path, {
+    app: server.app,
+    body: { attributes: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`n:k${i}`, Array.from({ length: 100 }, () => 'v')])) },
+  });
+  t.equal(limits.status, 200, '100 keys of 100 values fit');
+
+  const shape = await server.request('PUT', path, { app: server.app, body: { data: [], extra: 1 } });
+  t.equal(shape.status, 400);
+  t.ok(shape.body.field_errors.data && shape.body.field_errors.extra);
+  const notJson = await server.request('PUT', path, { app: server.app, rawBody: '{', headers: { 'content-type': 'application/json' } });
+  t.equal(notJson.body.code, 'E_BAD_JSON');
+
+  await server.request('PATCH', path, { app: server.app, body: { data: { nickname: null }, attributes: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`n:k${i}`, null])) } });
+  const after = await server.request('GET', path, { app: server.app });
+  t.same(after.body.data, before.body.data, 'refused writes changed nothing');
+});
+
+t.test('reserved namespaces: <brand>: only with app credentials, system: by nobody', async (t) => {
+  const server = await serverWithSchema(t, { fields: {} });
+  const path = `/applications/${server.app.id}/users/r1/data`;
+  const app = await server.request('PUT', path, { app: server.app, body: { attributes: { 'svc:app_variants': ['web'] } } });
+  t.equal(app.status, 200);
+  t.same(app.body.attributes, { 'svc:app_variants': ['web'] });
+  const system = await server.request('PATCH', path, { app: server.app, body: { attributes: { 'system:x': ['1'] } } });
+  t.equal(system.status, 400);
+  t.ok(system.body.field_errors['attributes.system:x']);
+});
+
+t.test('update_integrations is accepted as a boolean', async (t) => {
+  const server = await serverWithSchema(t, { fields: {} });
+  const path = `/applications/${server.app.id}/users/i1/data`;
+  t.equal((await server.request('PUT', `${path}?update_integrations=true`, { app: server.app, body: { data: {} } })).status, 200);
+  const bad = await server.request('PUT', `${path}?update_integrations=maybe`, { app: server.app, body: { data: {} } });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.code, 'E_VALIDATION');
+  t.ok(bad.body.field_errors.update_integrations);
+});
+
+t.test('DELETE removes the user, its index entries and count; unknown users are 404', async (t) => {
+  const server = await serverWithSchema(t, { fields: {} });
+  const path = `/applications/${server.app.id}/users/d1/data`;
+  await server.request('PUT', path, { app: server.app, body: { data: { email: 'd@example.com' } } });
+  t.equal(server.deps.users.count(server.app.id), 1);
+  const deleted = await server.request('DELETE', path, { app: server.app });
+  t.equal(deleted.status, 204);
+  t.equal(deleted.text, '');
+  t.equal(server.deps.users.count(server.app.id), 0);
+  t.same(server.deps.users.findByAddress(server.app.id, 'email', 'd@example.com'), []);
+  const gone = await server.request('GET', path, { app: server.app });
+  t.equal(gone.status, 404);
+  t.equal(gone.body.code, 'E_USER_NOT_FOUND');
+  t.equal((await server.request('DELETE', path, { app: server.app })).status, 404);
+});
+
+t.test('POST …/state disables and enables; same state is a no-op; bad bodies are 400', async (t) => {
+  const server = await serverWithSchema(t, { fields: {} });
+  const base = `/applications/${server.app.id}/users/s1`;
+  await server.request('PUT', `${base}/data`, { app: server.app, body: { data: {} } });
+  const disabled = await server.request('POST', `${base}/state`, { app: server.app, body: { state: 'disabled' } });
+  t.equal(disabled.status, 200);
+  t.equal(disabled.body.state, 'disabled');
+  t.equal((await server.request('GET', `${base}/data`, { app: server.app })).body.state, 'disabled');
+  const again = await server.request('POST', `${base}/state`, { app: server.app, body: { state: 'disabled' } });
+  t.equal(again.status, 200);
+  t.equal(again.body.meta.modified, disabled.body.meta.modified, 'asking for the current state changes nothing');
+  const enabled = await server.request('POST', `${base}/state`, { app: server.app, body: { state: 'enabled' } });
+  t.equal(enabled.body.state, 'enabled');
+  const bad = await server.request('POST', `${base}/state`, { app: server.app, body: { state: 'frozen' } });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.code, 'E_VALIDATION');
+  t.ok(bad.body.field_errors.state);
+  t.equal((await server.request('POST', `${base}/state`, { app: server.app })).status, 400, 'a body is required');
+  const missing = await server.request('POST', `/applications/${server.app.id}/users/none/state`, { app: server.app, body: { state: 'disabled' } });
+  t.equal(missing.status, 404);
+});
+
+t.test('__sample__ answers an example profile of the schema and stores nothing', async (t) => {
+  const server = await serverWithSchema(t);
+  const res = await server.request('GET', `/applications/${server.app.id}/users/__sample__/data`, { app: server.app });
+  t.equal(res.status, 200);
+  t.match(res.body.svc_user, /^user_/);
+  t.equal(res.body.data.user_id, res.body.svc_user);
+  t.equal(typeof res.body.data.nickname, 'string');
+  t.equal(typeof res.body.data.age, 'number');
+  t.equal(typeof res.body.data.newsletter, 'boolean');
+  t.equal(typeof res.body.data.settings, 'object');
+  t.match(res.body.data.avatar, { content_type: /^image\// });
+  t.match(res.body.data, { email: /@/, first_name: String, last_name: String, phone_number: String });
+  t.same(Object.keys(res.body).sort(), ['attributes', 'auth_level', 'connection_map', 'data', 'groups', 'meta', 'state', 'svc_user', 'verified_data']);
+  t.equal(server.deps.users.count(server.app.id), 0);
+  const put = await server.request('PUT', `/applications/${server.app.id}/users/__sample__/data`, { app: server.app, body: { data: {} } });
+  t.equal(put.status, 400, '__sample__ is not a user ID');
+});
+
+t.test('platform routes need credentials of the same app', async (t) => {
+  const server = await serverWithSchema(t, { fields: {} });
+  const path = `/applications/${server.app.id}/users/p1/data`;
+  t.equal((await server.request('GET', path)).status, 401);
+  const other = await server.deps.apps.create('other');
+  const credential = await server.deps.apps.createCredential(other.id);
+  const wrong = await server.request('GET', path, { app: { id: other.id, key: credential.key, secret: credential.secret } });
+  t.equal(wrong.status, 403);
+});
+
+t.test('concurrent merges of one user all land: writes take the user lock, none is lost', async (t) => {
+  const server = await serverWithSchema(t, { fields: {} });
+  const path = `/applications/${server.app.id}/users/c1/data`;
+  await server.request('PUT', path, { app: server.app, body: { data: {} } });
+  const writes = Array.from({ length: 25 }, (_, i) =>
+    server.request('PATCH', path, { app: server.app, body: { data: { [`f${i}`]: i }, attributes: { [`n:k${i}`]: [String(i)] } } }),
+  );
+  t.same((await Promise.all(writes)).map((r) => r.status), Array(25).fill(200));
+  const final = await server.request('GET', path, { app: server.app });
+  t.equal(Object.keys(final.body.data).length, 26);
+  t.equal(Object.keys(final.body.attributes).length, 25);
+});
