@@ -15,6 +15,8 @@ export interface RequestShape {
   pools?: Record<string, readonly string[]>;
   /** `random` (default) or `sequential` (a sweep: the k-th request takes entry k). */
   pick?: 'random' | 'sequential';
+  /** Stop sending after this many requests (wrk itself still runs its full duration). */
+  stopAfter?: number;
 }
 
 /** Lua string literal for ASCII-safe output. */
@@ -72,6 +74,7 @@ export async function writeRequestScript(dir: string, name: string, shape: Reque
     'init = function() math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)") or "0", 16) % 100000) end',
     'request = function()',
     '  n = n + 1',
+    ...(shape.stopAfter === undefined ? [] : [`  if n > ${shape.stopAfter} then wrk.thread:stop() end`]),
     shape.pick === 'sequential' ? '  local i = (n - 1) % size + 1' : '  local i = math.random(size)',
     ...dynamicHeaders.map(([k, v]) => `  headers[${luaString(k)}] = ${luaTemplate(v, pools)}`),
     `  return wrk.format(${luaString(shape.method)}, ${luaTemplate(shape.path, pools)}, headers, ${

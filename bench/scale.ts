@@ -19,7 +19,10 @@ export interface ColdStart {
   rssAnonAtStartBytes: number;
 }
 
-/** wrk runs by time: size the run from a measured rate, with headroom, and report what was done. */
+/**
+ * wrk runs by time: size the run from a measured rate, with headroom; the script stops sending after
+ * one pass (plus one request per connection, for those in flight when it stops).
+ */
 const secondsFor = (count: number, ratePerSecond: number) => Math.ceil((count / Math.max(ratePerSecond, 1)) * 1.25) + 1;
 
 export async function memoryAfterSweep(
@@ -38,6 +41,7 @@ export async function memoryAfterSweep(
     headers: client.platformHeaders,
     pools: { user: users.map((u) => u.id) },
     pick: 'sequential',
+    stopAfter: users.length + settings.connections,
   });
   const read = await runWrk({ ...settings, url: client.baseUrl, script: sweep, seconds: secondsFor(users.length, rates.read) });
   const written = users.slice(0, writes);
@@ -48,6 +52,7 @@ export async function memoryAfterSweep(
     body: '{"data":{"email":"{email}","first_name":"Swept","last_name":"S{n}"}}',
     pools: { user: written.map((u) => u.id), email: written.map((u) => u.email) },
     pick: 'sequential',
+    stopAfter: writes + settings.connections,
   });
   const write = await runWrk({ ...settings, url: client.baseUrl, script: writeScript, seconds: secondsFor(writes, rates.write) });
   return {
