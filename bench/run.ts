@@ -67,12 +67,13 @@ async function measureService(
   dataDir: string,
   profileDir: string,
 ): Promise<ServiceRun> {
-  const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const service = await startService({ dataDir, env: options.env, nodeFlags });
+  let service = await startService({ dataDir, env: options.env });
+  const firstStartMs = service.coldStartMs;
   let stopped = false;
   try {
-    if (!service.credentials) throw new Error('the service printed no default application credentials on first start');
-    const client = serviceClient(service.baseUrl, service.credentials);
+    const credentials = service.credentials;
+    if (!credentials) throw new Error('the service printed no default application credentials on first start');
+    let client = serviceClient(service.baseUrl, credentials);
 
     log(`seeding ${options.users} users over HTTP (${options.seedConcurrency} in flight)`);
     let seeding: Seeding | undefined;
@@ -83,6 +84,12 @@ async function measureService(
     } catch (error) {
       seedingError = error;
       log(`  seeding stopped: ${(error as Error).message}`);
+    }
+    if (options.cpuProf) {
+      log('restarting the service under node --cpu-prof, so the profile holds the routes, not the seeding');
+      await service.stop();
+      service = await startService({ dataDir, env: options.env, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+      client = serviceClient(service.baseUrl, credentials);
     }
     let signedIn: Promise<SignedInUser[]> | undefined;
     const env: ScenarioEnv = {
@@ -138,7 +145,7 @@ async function measureService(
     const { users: _users, ...seedingFigures } = seeding ?? { users: [] };
     return {
       users: seeding?.users.length ?? 0,
-      firstStartMs: service.coldStartMs,
+      firstStartMs,
       seeding: seeding ? (seedingFigures as Omit<Seeding, 'users'>) : undefined,
       seedingSkipped: seeding ? undefined : String((seedingError as Error)?.message),
       outcomes,
