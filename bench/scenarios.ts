@@ -145,6 +145,7 @@ async function inviteFlow(env: ScenarioEnv): Promise<ChainedLoad> {
     token: owner.accessToken,
     body: { roles: ['member'], email: `invite-probe-${Date.now()}@example.com` },
   });
+  if (typeof invite.link !== 'string') throw new Error('invite create answered no link, so accepting through it cannot be measured');
   const accepted = await env.client.call('GET', linkPath(invite.link));
   if (!accepted.access_token) throw new Error('redeeming an invite link answered no access_token');
   return {
