@@ -5,10 +5,17 @@ import { systemRoutes } from './features/system/routes.js';
 import { applicationRoutes } from './features/applications/routes.js';
 import { oidcClientRoutes } from './features/oidc-clients/routes.js';
 import { userRoutes } from './features/users/routes.js';
+import { adminRoutes } from './features/admin/routes.js';
 
 /** Every route of the service, feature by feature. */
 export function buildRoutes(deps: Deps): Route[] {
-  return limitSignInRoutes(deps, [...systemRoutes(deps), ...applicationRoutes(deps), ...oidcClientRoutes(deps), ...userRoutes(deps)]);
+  return limitSignInRoutes(deps, [
+    ...systemRoutes(deps),
+    ...applicationRoutes(deps),
+    ...oidcClientRoutes(deps),
+    ...userRoutes(deps),
+    ...adminRoutes(deps),
+  ]);
 }
 
 /** The sign-in endpoints are throttled per client IP before anything else runs (ADDENDUM §8). */
@@ -18,11 +25,11 @@ function limitSignInRoutes(deps: Deps, routes: Route[]): Route[] {
   );
 }
 
-/** Builds the HTTP server without listening, so tests and main share it. */
-export function createApp(deps: Deps): HttpServer {
+/** Builds the HTTP server without listening, so tests and main share it (tests may add probe routes). */
+export function createApp(deps: Deps, extraRoutes: Route[] = []): HttpServer {
   const { config, metrics, logger } = deps;
   return createHttpServer({
-    routes: buildRoutes(deps),
+    routes: [...buildRoutes(deps), ...extraRoutes],
     limits: { json: config.jsonLimit, multipart: config.multipartLimit },
     logger,
     corsOrigins: config.corsOrigins,

@@ -1,4 +1,5 @@
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './lib/logger.js';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { openStore } from './storage/store.js';
@@ -8,6 +9,7 @@ import { loadPepper } from './auth/pepper.js';
 import { ApplicationStore } from './features/applications/store.js';
 import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
+import type { MachineRegistry } from './runtime/machines.js';
 import { ProfileViews } from './features/users/profile-views.js';
 import { UserDirectory } from './features/users/directory.js';
 import { ActivityStamps, withActivity } from './features/users/activity.js';
@@ -22,18 +24,20 @@ import type { Deps } from './deps.js';
 export interface ServiceOptions {
   clock?: Clock;
   logger?: Logger;
+  /** The actor kinds; the service's own by default (tests register their own machines). */
+  machines?: MachineRegistry;
 }
 
 /** Opens the data dir and builds every shared service: what main, the CLI and tests start from. */
 export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Deps> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config.logLevel);
   const store = openStore(config.dataDir);
   await migrate(store, logger);
   const pepper = await loadPepper(store);
   const runtime = new ActorRuntime({
     store,
-    machines,
+    machines: options.machines ?? machines,
     clock,
     logger,
     maxActors: config.maxActors,

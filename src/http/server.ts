@@ -89,7 +89,12 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       if (reply.status === 204 || reply.status === 304) res.endWithoutBody();
       else res.end(payload, close);
     });
-    observe?.(ctx.route, ctx.method, reply.status, (performance.now() - ctx.startedAt) / 1000);
+    const seconds = (performance.now() - ctx.startedAt) / 1000;
+    observe?.(ctx.route, ctx.method, reply.status, seconds);
+    // The route pattern, never the path or query: those may carry link IDs and tokens. No headers, no bodies.
+    if (logger.isLevelEnabled('debug')) {
+      logger.debug({ requestId: ctx.id, route: ctx.route, status: reply.status, ms: seconds * 1000 }, 'request');
+    }
     finishDrain();
   }
 
@@ -177,6 +182,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const handler = (res: HttpResponse, req: HttpRequest) => {
       const ctx = makeContext(routeName, res, req, names);
       inFlight++;
+      if (logger.isLevelEnabled('debug')) logger.debug({ requestId: ctx.id, route: routeName }, 'request started');
       let cancelBody: (() => void) | undefined;
       res.onAborted(() => {
         ctx.aborted = true;

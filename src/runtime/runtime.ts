@@ -167,7 +167,7 @@ export class ActorRuntime {
       },
       create: <C>(kind: string, key: Key[], input: unknown) => {
         const id = requireLock(kind, key);
-        if (this.residents.has(id) || this.table(kind).doesExist(key)) {
+        if (this.residents.has(id) || (!removed.has(id) && this.table(kind).doesExist(key))) {
           throw new TypeError(`Actor ${id} already exists`);
         }
         touched.add(id);

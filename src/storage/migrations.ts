@@ -10,9 +10,14 @@ const steps: Record<number, MigrationStep> = {};
 
 const VERSION_KEY = 'format_version';
 
+/** The format a data dir says it holds; undefined before the first start. */
+export function storedFormatVersion(store: Store): number | undefined {
+  return store.db('meta').get(VERSION_KEY);
+}
+
 export async function migrate(store: Store, logger: Logger, migrations: Record<number, MigrationStep> = steps): Promise<number> {
   const meta = store.db('meta');
-  let version: number | undefined = meta.get(VERSION_KEY);
+  let version = storedFormatVersion(store);
   if (version === undefined) {
     await store.commit(() => meta.put(VERSION_KEY, FORMAT_VERSION));
     return FORMAT_VERSION;

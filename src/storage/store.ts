@@ -12,8 +12,15 @@ export interface DbOptions {
 export interface Store {
   readonly path: string;
   readonly root: RootDatabase;
+  /**
+   * Open databases outside `commit` callbacks (in constructors): one first opened inside a
+   * transaction that rolls back is left unusable.
+   */
   db<V = any>(name: string, options?: DbOptions): Database<V, Key>;
-  /** Runs `write` in one batched write transaction; resolves once it is committed. */
+  /**
+   * Runs `write` in one batched write transaction; resolves once it is committed. If `write` throws,
+   * none of its writes are kept and the promise rejects.
+   */
   commit(write: () => void): Promise<void>;
   close(): Promise<void>;
 }
@@ -35,7 +42,9 @@ export function openStore(path: string): Store {
       return db;
     },
     async commit(write) {
-      await root.transaction(write);
+      // A child transaction: if `write` throws, its writes roll back. Plain `transaction()` batches
+      // callbacks into one shared transaction and would still commit what a failed callback wrote.
+      await root.childTransaction(write);
     },
     async close() {
       await root.close();

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, type TestApp, type TestServer } from '../helpers/server.js';
+import { alteredSecret, startServer, type TestApp, type TestServer } from '../helpers/server.js';
 import { manualClock } from '../../src/lib/clock.js';
 
 const START = Date.parse('2026-03-01T12:00:00.000Z');
@@ -125,7 +125,7 @@ t.test('every route needs the app credentials of the path app', async (t) => {
   ];
   for (const [method, path, body] of routes) {
     expectError(t, await server.request(method, path, { body }), 401, 'E_UNAUTHORIZED');
-    const wrongSecret = { ...server.app, secret: `${server.app.secret.slice(0, -1)}A` };
+    const wrongSecret = { ...server.app, secret: alteredSecret(server.app.secret) };
     expectError(t, await server.request(method, path, { body, app: wrongSecret }), 401, 'E_UNAUTHORIZED');
     expectError(t, await server.request(method, path, { body, app: other }), 403, 'E_FORBIDDEN');
   }

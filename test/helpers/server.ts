@@ -1,10 +1,13 @@
-import pino from 'pino';
 import { loadConfig, type Env } from '../../src/config.js';
 import { openServices, closeServices } from '../../src/services.js';
 import { createApp } from '../../src/app.js';
+import { createLogger } from '../../src/lib/logger.js';
+import type { Route } from '../../src/http/route.js';
+import type { DestinationStream } from 'pino';
 import { ensureDefaultApplication } from '../../src/features/applications/bootstrap.js';
 import type { Clock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/deps.js';
+import type { MachineRegistry } from '../../src/runtime/machines.js';
 
 export interface TestApp {
   id: string;
@@ -48,7 +51,17 @@ interface Tap {
 /** A real server on an ephemeral port over a real LMDB in a tap temp dir; closed at teardown. */
 export async function startServer(
   t: Tap,
-  options: { env?: Env; clock?: Clock; dataDir?: string } = {},
+  options: {
+    env?: Env;
+    clock?: Clock;
+    dataDir?: string;
+    /** Routes mounted next to the service's own (probes for steps no feature route uses yet). */
+    extraRoutes?: (deps: Deps) => Route[];
+    /** Where log lines go (to inspect them); discarded by default through level `silent`. */
+    logDestination?: DestinationStream;
+    /** Actor kinds to run instead of the service's own. */
+    machines?: MachineRegistry;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? t.testdir();
   const config = loadConfig({
@@ -61,10 +74,10 @@ export async function startServer(
     SVC_DATA_DIR: dataDir,
     PORT: '0',
   });
-  const logger = pino({ level: config.logLevel });
-  const deps = await openServices(config, { clock: options.clock, logger });
+  const logger = createLogger(config.logLevel, options.logDestination);
+  const deps = await openServices(config, { clock: options.clock, logger, machines: options.machines });
   const created = await ensureDefaultApplication(deps.apps);
-  const server = createApp(deps);
+  const server = createApp(deps, options.extraRoutes?.(deps));
   const port = await server.listen('127.0.0.1', 0);
   const url = `http://127.0.0.1:${port}`;
   const app: TestApp = created
@@ -113,3 +126,6 @@ export async function request(
   if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
+
+/** `secret` with its last character changed: always wrong, whatever that character was. */
+export const alteredSecret = (secret: string) => `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;

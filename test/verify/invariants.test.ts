@@ -29,3 +29,21 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
   await deps.store.commit(() => deps.store.db('profile_views').remove([server.app.id, 'u3']));
   t.match(verifyStore(deps, allInvariants).problems, [/profile read model.*u3.*no prepared profile/]);
 });
+
+t.test('`svc verify` answers 0 on a sound data dir and 1 with the problems on a broken one', async (t) => {
+  const { runCli } = await import('../helpers/child.js');
+  const dataDir = t.testdir();
+  const server = await startServer(t, { dataDir });
+  await server.request('PUT', `/applications/${server.app.id}/users/a/data`, { app: server.app, body: { data: {} } });
+  await server.close();
+  const sound = await runCli(['verify'], { dataDir });
+  t.equal(sound.code, 0, sound.stderr);
+  t.same(JSON.parse(sound.stdout).problems, []);
+
+  const reopened = await startServer(t, { dataDir });
+  await reopened.deps.store.commit(() => reopened.deps.store.db('counters').put(userCountKey(server.app.id), 7));
+  await reopened.close();
+  const broken = await runCli(['verify'], { dataDir });
+  t.equal(broken.code, 1);
+  t.match(JSON.parse(broken.stdout).problems, [/counter says 7, recount finds 1/]);
+});

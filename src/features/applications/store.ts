@@ -85,9 +85,13 @@ export class ApplicationStore {
   }
 
   async update(appId: string, changes: { name?: string; schema?: AppSchema }): Promise<Application> {
-    const current = this.require(appId);
-    const next: Application = { ...current, ...changes, updated_at: isoDate(this.clock.now()) };
-    await this.store.commit(() => this.apps.put(appId, next));
+    this.require(appId);
+    let next!: Application;
+    // Read inside the write transaction: a concurrent update (another request, the CLI) is never lost.
+    await this.store.commit(() => {
+      next = { ...this.require(appId), ...changes, updated_at: isoDate(this.clock.now()) };
+      this.apps.put(appId, next);
+    });
     return next;
   }
 

@@ -1,0 +1,56 @@
+import t from 'tap';
+import { startServer } from '../helpers/server.js';
+import { probePath, platformProbe } from '../helpers/probe.js';
+
+const server = await startServer(t, { extraRoutes: platformProbe });
+
+t.test('the default credential works; missing or wrong headers answer 401', async (t) => {
+  const good = await server.request('GET', probePath(server.app.id), { app: server.app });
+  t.equal(good.status, 200);
+  t.same(good.body, { app: server.app.id });
+  const { appKeyHeader, appSecretHeader } = server.deps.config.names;
+  const cases: Record<string, string>[] = [
+    {},
+    { [appKeyHeader]: server.app.key },
+    { [appSecretHeader]: server.app.secret },
+    { [appKeyHeader]: server.app.key, [appSecretHeader]: server.app.secret + 'x' },
+    { [appKeyHeader]: server.app.key, [appSecretHeader]: server.app.secret.slice(0, -1) },
+    { [appKeyHeader]: 'key_unknown', [appSecretHeader]: server.app.secret },
+  ];
+  for (const headers of cases) {
+    const res = await server.request('GET', probePath(server.app.id), { headers });
+    t.equal(res.status, 401, JSON.stringify(Object.keys(headers)));
+    t.equal(res.body.code, 'E_UNAUTHORIZED');
+  }
+});
+
+t.test('rotation: several live credentials; a revoked one answers 401 on the very next request', async (t) => {
+  const apps = server.deps.apps;
+  const second = await apps.createCredential(server.app.id);
+  const first = server.app;
+  const use = (c: { key: string; secret: string }) =>
+    server.request('GET', probePath(server.app.id), { app: { id: server.app.id, ...c } });
+  t.equal((await use(first)).status, 200, 'the old credential still works during rotation');
+  // Both were just used, so any verification cache is warm before the revocation.
+  t.equal((await use(second)).status, 200, 'the new one works at once');
+  await apps.revokeCredential(server.app.id, first.key);
+  const revoked = await use(first);
+  t.equal(revoked.status, 401);
+  t.equal(revoked.body.code, 'E_UNAUTHORIZED');
+  t.equal((await use(second)).status, 200, 'the other credential is untouched');
+  const keyOnly = (key: string) =>
+    server.request('GET', '/hub/app-config', { headers: { [server.deps.config.names.appKeyHeader]: key } });
+  t.equal((await keyOnly(first.key)).status, 401, 'a revoked key no longer opens /hub/app-config');
+  t.equal((await keyOnly(second.key)).status, 200);
+});
+
+t.test("another application's credentials answer 403", async (t) => {
+  const other = await server.deps.apps.create('other');
+  const otherCredential = await server.deps.apps.createCredential(other.id);
+  const crossed = await server.request('GET', probePath(server.app.id), { app: { id: other.id, ...otherCredential } });
+  t.equal(crossed.status, 403);
+  t.equal(crossed.body.code, 'E_FORBIDDEN');
+  const own = await server.request('GET', probePath(other.id), { app: { id: other.id, ...otherCredential } });
+  t.equal(own.status, 200);
+  t.same(own.body, { app: other.id });
+});

@@ -1,0 +1,141 @@
+import t from 'tap';
+import { writeFileSync, readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli } from '../helpers/child.js';
+import { startServer } from '../helpers/server.js';
+import { platformProbe, probePath } from '../helpers/probe.js';
+
+const dir = t.testdir({
+  'schema.json': JSON.stringify({ fields: { nickname: { type: 'string', user_writable: true } } }),
+  'bad-schema.json': JSON.stringify({ fields: { nickname: { type: 'date' } } }),
+  'not-json.json': '{"fields":',
+  'garbage.mdb': 'not an LMDB file at all, but long enough to hold a header',
+});
+const dataDir = join(dir, 'data');
+const cli = (...args: string[]) => runCli(args, { dataDir });
+
+t.test('app create and app list on a fresh data dir', async (t) => {
+  const created = await cli('app', 'create', '--name', 'Shop', '--schema', join(dir, 'schema.json'));
+  t.equal(created.code, 0, created.stderr);
+  const app = JSON.parse(created.stdout);
+  t.match(app, { id: /^app_/, name: 'Shop', schema: { fields: { nickname: { type: 'string', user_writable: true } } } });
+  const plain = await cli('app', 'create', '--name', 'Plain');
+  t.equal(plain.code, 0, plain.stderr);
+  const listed = await cli('app', 'list');
+  t.equal(listed.code, 0, listed.stderr);
+  t.same(
+    JSON.parse(listed.stdout).map((a: { name: string }) => a.name),
+    ['Shop', 'Plain'],
+  );
+});
+
+t.test('bad calls fail with a clear message and change nothing', async (t) => {
+  const cases: Array<[string[], number, RegExp]> = [
+    [['app', 'create', '--name', 'X', '--schema', join(dir, 'bad-schema.json')], 1, /schema\.fields\.nickname\.type/],
+    [['app', 'create', '--name', 'X', '--schema', join(dir, 'not-json.json')], 2, /not valid JSON/],
+    [['app', 'create', '--name', 'X', '--schema', join(dir, 'absent.json')], 2, /Cannot read/],
+    [['app', 'create', '--name', '  '], 1, /name/],
+    [['app', 'create'], 2, /needs --name/],
+    [['app', 'create', '--name', 'X', '--colour', 'red'], 2, /--colour/],
+    [['credential', 'create', '--app', 'app_nope'], 1, /application "app_nope" not found/],
+    [['credential', 'revoke', '--app', 'app_nope'], 2, /needs --key/],
+    [['backup'], 2, /takes FILE/],
+    [['frobnicate'], 2, /Unknown command/],
+  ];
+  for (const [args, code, message] of cases) {
+    const result = await cli(...args);
+    t.equal(result.code, code, args.join(' '));
+    t.match(result.stderr, message, args.join(' '));
+    t.equal(result.stdout, '', 'nothing on stdout');
+  }
+  const listed = JSON.parse((await cli('app', 'list')).stdout);
+  t.equal(listed.length, 2, 'no application was created');
+  const help = await cli('help');
+  t.equal(help.code, 0);
+  t.match(help.stdout, /app create --name N/);
+});
+
+t.test('credentials made and revoked by the CLI count at once in a running server', async (t) => {
+  const server = await startServer(t, { dataDir, extraRoutes: platformProbe });
+  const [shop] = JSON.parse((await cli('app', 'list')).stdout);
+  const created = await cli('credential', 'create', '--app', shop.id);
+  t.equal(created.code, 0, created.stderr);
+  const credential = JSON.parse(created.stdout);
+  t.match(credential, { key: /^key_/, secret: /^sec_/, app_id: shop.id });
+  t.match(created.stderr, /cannot be shown again/);
+
+  const use = () => server.request('GET', probePath(shop.id), { app: { id: shop.id, ...credential } });
+  t.equal((await use()).status, 200, 'the running server accepts the new credential');
+
+  const listed = await cli('credential', 'list', '--app', shop.id);
+  t.equal(listed.code, 0);
+  t.equal(JSON.parse(listed.stdout)[0].key, credential.key);
+  t.notOk(listed.stdout.includes(credential.secret), 'the list shows the secret masked only');
+  t.notOk((await cli('app', 'list')).stdout.includes(credential.secret));
+
+  const revoked = await cli('credential', 'revoke', '--app', shop.id, '--key', credential.key);
+  t.equal(revoked.code, 0, revoked.stderr);
+  t.equal((await use()).status, 401, 'revoked in another process: refused on the very next request');
+  const again = await cli('credential', 'revoke', '--app', shop.id, '--key', credential.key);
+  t.equal(again.code, 1);
+  t.match(again.stderr, /credential "key_\w+" not found/);
+});
+
+t.test('backup while a server runs, restore into an empty dir, and the credentials still work', async (t) => {
+  const server = await startServer(t, { dataDir, extraRoutes: platformProbe });
+  const [shop] = JSON.parse((await cli('app', 'list')).stdout);
+  const credential = JSON.parse((await cli('credential', 'create', '--app', shop.id)).stdout);
+  const file = join(dir, 'backup.mdb');
+  const backedUp = await cli('backup', file);
+  t.equal(backedUp.code, 0, backedUp.stderr);
+  t.ok(existsSync(file));
+  t.same(
+    readdirSync(dir).filter((name) => name.startsWith('.backup-')),
+    [],
+    'no staging left behind',
+  );
+  const overwrite = await cli('backup', file);
+  t.equal(overwrite.code, 1, 'an existing backup file is kept');
+  t.match(overwrite.stderr, /--force/);
+  t.equal((await cli('backup', file, '--force')).code, 0);
+
+  // Changes after the backup are not in it.
+  await cli('app', 'create', '--name', 'After backup');
+  await server.close();
+
+  const restoredDir = join(dir, 'restored');
+  const restored = await runCli(['restore', file], { dataDir: restoredDir });
+  t.equal(restored.code, 0, restored.stderr);
+  t.ok(existsSync(join(restoredDir, 'data.mdb')));
+  t.same(
+    readdirSync(restoredDir).filter((name) => name.startsWith('.')),
+    [],
+    'no staging left behind',
+  );
+
+  const names = JSON.parse((await runCli(['app', 'list'], { dataDir: restoredDir })).stdout).map((a: any) => a.name);
+  t.same(names, ['Shop', 'Plain']);
+  const onRestored = await startServer(t, { dataDir: restoredDir, extraRoutes: platformProbe });
+  const res = await onRestored.request('GET', probePath(shop.id), { app: { id: shop.id, ...credential } });
+  t.equal(res.status, 200, 'a credential made before the backup works on the restored data (the pepper came along)');
+  await onRestored.close();
+
+  const refused = await runCli(['restore', file], { dataDir });
+  t.equal(refused.code, 1, 'a data dir with data is not overwritten');
+  t.match(refused.stderr, /not empty; pass --force/);
+  t.equal(JSON.parse((await cli('app', 'list')).stdout).length, 3, 'the refused restore changed nothing');
+
+  const forced = await runCli(['restore', file, '--force'], { dataDir });
+  t.equal(forced.code, 0, forced.stderr);
+  t.equal(JSON.parse((await cli('app', 'list')).stdout).length, 2, '--force replaced the data with the backup');
+
+  const garbage = await runCli(['restore', join(dir, 'garbage.mdb')], { dataDir: join(dir, 'other') });
+  t.equal(garbage.code, 1);
+  t.match(garbage.stderr, /not an LMDB backup/);
+  t.notOk(existsSync(join(dir, 'other', 'data.mdb')));
+  const absent = await runCli(['restore', join(dir, 'absent.mdb')], { dataDir: join(dir, 'other') });
+  t.equal(absent.code, 1);
+  const nothing = await runCli(['backup', join(dir, 'empty.mdb')], { dataDir: join(dir, 'empty') });
+  t.equal(nothing.code, 1);
+  t.match(nothing.stderr, /holds no data/);
+});

@@ -1,0 +1,48 @@
+import t from 'tap';
+import { loadConfig, ConfigError } from '../src/config.js';
+
+t.test('defaults (ADDENDUM §9) and the names derived from the brand (§0)', async (t) => {
+  const config = loadConfig({});
+  t.match(config, { port: 3000, host: '127.0.0.1', brand: 'svc', logLevel: 'info', adminToken: undefined, publicUrl: 'http://localhost:3000' });
+  t.same(config.names, {
+    appKeyHeader: 'x-svc-app-key',
+    appSecretHeader: 'x-svc-app-secret',
+    userField: 'svc_user',
+    reservedNamespace: 'svc:',
+    claimPrefix: 'https://auth.svc.io/',
+  });
+  const branded = loadConfig({ SVC_BRAND: 'acme2', PORT: '8080', SVC_PUBLIC_URL: 'https://id.example/' });
+  t.equal(branded.names.appKeyHeader, 'x-acme2-app-key');
+  t.equal(branded.publicUrl, 'https://id.example');
+  t.ok(Object.isFrozen(branded) && Object.isFrozen(branded.names));
+  t.same(loadConfig({ SVC_CORS_ORIGINS: ' https://a.example, ,https://b.example' }).corsOrigins, ['https://a.example', 'https://b.example']);
+  t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty variable counts as unset');
+});
+
+function errorOf(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+t.test('a bad value is refused with a message naming the variable', async (t) => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'abc' }, /PORT: must be a whole number/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ SVC_BRAND: 'Acme!' }, /SVC_BRAND: lowercase letters and digits only/],
+    [{ SVC_PUBLIC_URL: 'not a url' }, /SVC_PUBLIC_URL: must be an absolute URL/],
+    [{ SVC_ADMIN_TOKEN: 'short' }, /SVC_ADMIN_TOKEN: must be at least 16 characters/],
+    [{ SVC_LOG_LEVEL: 'loud' }, /SVC_LOG_LEVEL/],
+    [{ SVC_MAX_ACTORS: '0' }, /SVC_MAX_ACTORS/],
+    [{ SVC_JSON_LIMIT: '1.5' }, /SVC_JSON_LIMIT/],
+  ];
+  for (const [env, message] of cases) {
+    const error = errorOf(() => loadConfig(env));
+    t.ok(error instanceof ConfigError, `${JSON.stringify(env)} is a ConfigError`);
+    t.match((error as Error).message, message);
+  }
+  t.throws(() => loadConfig({ PORT: 'x', SVC_BRAND: 'A' }), { message: /PORT[\s\S]*SVC_BRAND/ }, 'every problem is listed');
+});

@@ -1,0 +1,88 @@
+import type { ChildServer } from '../helpers/child.js';
+import type { TestApp } from '../helpers/server.js';
+
+export const ADMIN_TOKEN = 'crash-test-admin-token-0123';
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+
+/** What a write kind may rely on: the server it writes to and the app its first start made. */
+export interface CrashContext {
+  server: ChildServer;
+  defaultApp: TestApp;
+}
+
+/**
+ * One kind of acknowledged write for the crash test. A feature adds its own kind (a profile upsert,
+ * a group create…) by implementing this and listing it in `writeKinds`.
+ */
+export interface WriteKind<Ack = unknown> {
+  name: string;
+  /** One write; resolves with what to check later if the server acknowledged it (2xx), else undefined. */
+  write(context: CrashContext, n: number): Promise<Ack | undefined>;
+  /** After the restart: the acknowledged writes that do not read back (empty when all survived). */
+  missing(context: CrashContext, acks: Ack[]): Promise<Ack[]>;
+}
+
+async function adminJson(server: ChildServer, method: string, path: string, body?: unknown) {
+  const res = await fetch(server.url + path, { method, headers: admin, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { ok: res.ok, status: res.status, body: res.headers.get('content-type')?.includes('json') ? await res.json() : undefined };
+}
+
+const applicationCreate: WriteKind<{ id: string; name: string }> = {
+  name: 'application create (admin API)',
+  async write({ server }, n) {
+    const res = await adminJson(server, 'POST', '/admin/applications', { name: `crash app ${n}` });
+    return res.ok ? { id: res.body.id, name: res.body.name } : undefined;
+  },
+  async missing({ server }, acks) {
+    const { body } = await adminJson(server, 'GET', '/admin/applications');
+    const stored = new Map<string, string>(body.results.map((a: { id: string; name: string }) => [a.id, a.name]));
+    return acks.filter((ack) => stored.get(ack.id) !== ack.name);
+  },
+};
+
+const credentialCreate: WriteKind<{ key: string; masked: string }> = {
+  name: 'credential create (admin API)',
+  async write({ server, defaultApp }, _n) {
+    const res = await adminJson(server, 'POST', `/admin/applications/${defaultApp.id}/credentials`);
+    return res.ok ? { key: res.body.key, masked: `${res.body.secret.slice(0, 6)}…${res.body.secret.slice(-4)}` } : undefined;
+  },
+  async missing({ server, defaultApp }, acks) {
+    const { body } = await adminJson(server, 'GET', `/admin/applications/${defaultApp.id}/credentials`);
+    const stored = new Map<string, string>(body.results.map((c: { key: string; secret: string }) => [c.key, c.secret]));
+    return acks.filter((ack) => stored.get(ack.key) !== ack.masked);
+  },
+};
+
+const platformHeaders = ({ defaultApp }: CrashContext) => ({
+  'x-svc-app-key': defaultApp.key,
+  'x-svc-app-secret': defaultApp.secret,
+  'content-type': 'application/json',
+});
+
+const profileUpsert: WriteKind<{ userId: string; firstName: string }> = {
+  name: 'profile upsert (platform API)',
+  async write(context, n) {
+    const userId = `crash-user-${n}`;
+    const firstName = `Crash ${n}`;
+    const path = `/applications/${context.defaultApp.id}/users/${userId}/data`;
+    const res = await fetch(context.server.url + path, {
+      method: 'PUT',
+      headers: platformHeaders(context),
+      body: JSON.stringify({ data: { first_name: firstName } }),
+    });
+    await res.arrayBuffer();
+    return res.ok ? { userId, firstName } : undefined;
+  },
+  async missing(context, acks) {
+    const lost = [];
+    for (const ack of acks) {
+      const path = `/applications/${context.defaultApp.id}/users/${ack.userId}/data`;
+      const res = await fetch(context.server.url + path, { headers: platformHeaders(context) });
+      const profile = res.ok ? await res.json() : undefined;
+      if (profile?.data?.first_name !== ack.firstName) lost.push(ack);
+    }
+    return lost;
+  },
+};
+
+export const writeKinds: WriteKind<any>[] = [applicationCreate, credentialCreate, profileUpsert];

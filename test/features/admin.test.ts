@@ -1,0 +1,181 @@
+import t from 'tap';
+import { startServer } from '../helpers/server.js';
+
+const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** Every admin route, addressed at `app` and its credential. */
+const adminRoutes = (app: { id: string; key: string }): Array<[string, string]> => [
+  ['POST', '/admin/applications'],
+  ['GET', '/admin/applications'],
+  ['GET', `/admin/applications/${app.id}`],
+  ['PATCH', `/admin/applications/${app.id}`],
+  ['POST', `/admin/applications/${app.id}/credentials`],
+  ['GET', `/admin/applications/${app.id}/credentials`],
+  ['DELETE', `/admin/applications/${app.id}/credentials/${app.key}`],
+];
+
+const server = await startServer(t, { env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN } });
+
+t.test('applications: create, get, list, update', async (t) => {
+  const schema = { fields: { nickname: { type: 'string', user_writable: true } }, allow_unknown_fields: false };
+  const created = await server.request('POST', '/admin/applications', { headers: admin, body: { name: ' Shop ', schema } });
+  t.equal(created.status, 200);
+  t.match(created.body.id, /^app_[0-9A-Z]{26}$/);
+  t.equal(created.body.name, 'Shop', 'name is trimmed');
+  t.same(created.body.schema, schema);
+
+  const plain = await server.request('POST', '/admin/applications', { headers: admin, body: { name: 'Plain' } });
+  t.same(plain.body.schema, { fields: {}, allow_unknown_fields: true }, 'schema defaults to empty and open');
+
+  const got = await server.request('GET', `/admin/applications/${created.body.id}`, { headers: admin });
+  t.equal(got.status, 200);
+  t.same(got.body, created.body);
+
+  const list = await server.request('GET', '/admin/applications', { headers: admin });
+  t.equal(list.status, 200);
+  t.same(
+    list.body.results.map((a: any) => a.name),
+    ['default', 'Shop', 'Plain'],
+  );
+  t.equal(list.body.total_results, 3);
+
+  const renamed = await server.request('PATCH', `/admin/applications/${created.body.id}`, {
+    headers: admin,
+    body: { name: 'Shop 2' },
+  });
+  t.equal(renamed.status, 200);
+  t.equal(renamed.body.name, 'Shop 2');
+  t.same(renamed.body.schema, schema, 'a partial update keeps the other fields');
+
+  const newSchema = { fields: { photo: { type: 'image' } } };
+  const reschema = await server.request('PATCH', `/admin/applications/${created.body.id}`, {
+    headers: admin,
+    body: { schema: newSchema },
+  });
+  t.same(reschema.body.schema, { fields: { photo: { type: 'image' } }, allow_unknown_fields: true });
+  t.equal(reschema.body.name, 'Shop 2');
+  const reread = await server.request('GET', `/admin/applications/${created.body.id}`, { headers: admin });
+  t.same(reread.body, reschema.body, 'the update is stored');
+
+  const config = await server.request('GET', '/hub/app-config', {
+    headers: { [server.deps.config.names.appKeyHeader]: server.app.key },
+  });
+  t.equal(config.body.app.name, 'default', 'app-config still answers its own app');
+});
+
+t.test('validation errors answer 400 with field_errors and store nothing', async (t) => {
+  const before = server.deps.apps.list().length;
+  const cases: Array<[unknown, string]> = [
+    [{}, 'name'],
+    [{ name: '' }, 'name'],
+    [{ name: 42 }, 'name'],
+    [{ name: 'x', extra: 1 }, 'extra'],
+    [{ name: 'x', schema: { fields: { a: { type: 'date' } } } }, 'schema.fields.a.type'],
+    [{ name: 'x', schema: { fields: { 'bad name': { type: 'string' } } } }, 'schema.fields.bad name'],
+    [{ name: 'x', schema: { fields: { a: { type: 'string', colour: 'red' } } } }, 'schema.fields.a.colour'],
+    [{ name: 'x', schema: { allow_unknown_fields: 'yes' } }, 'schema.allow_unknown_fields'],
+  ];
+  for (const [body, field] of cases) {
+    const res = await server.request('POST', '/admin/applications', { headers: admin, body });
+    t.equal(res.status, 400, JSON.stringify(body));
+    t.equal(res.body.code, 'E_VALIDATION');
+    t.ok(res.body.field_errors?.[field], `field_errors names ${field}: ${JSON.stringify(res.body.field_errors)}`);
+  }
+  const update = await server.request('PATCH', `/admin/applications/${server.app.id}`, {
+    headers: admin,
+    body: { name: '   ' },
+  });
+  t.equal(update.status, 400);
+  t.ok(update.body.field_errors.name);
+  const notJson = await server.request('POST', '/admin/applications', {
+    headers: { ...admin, 'content-type': 'application/json' },
+    rawBody: '{"name":',
+  });
+  t.equal(notJson.status, 400);
+  t.equal(notJson.body.code, 'E_BAD_JSON');
+  t.equal(server.deps.apps.list().length, before, 'no application was created');
+  t.equal(server.deps.apps.require(server.app.id).name, 'default', 'no application was changed');
+});
+
+t.test('unknown applications and credentials answer 404', async (t) => {
+  const missing = 'app_01JZZZZZZZZZZZZZZZZZZZZZZZ';
+  for (const [method, path] of [
+    ['GET', `/admin/applications/${missing}`],
+    ['PATCH', `/admin/applications/${missing}`],
+    ['POST', `/admin/applications/${missing}/credentials`],
+    ['GET', `/admin/applications/${missing}/credentials`],
+  ]) {
+    const res = await server.request(method, path, { headers: admin, body: method === 'PATCH' ? { name: 'x' } : undefined });
+    t.equal(res.status, 404, `${method} ${path}`);
+    t.equal(res.body.code, 'E_APPLICATION_NOT_FOUND');
+  }
+  const res = await server.request('DELETE', `/admin/applications/${server.app.id}/credentials/key_nope`, { headers: admin });
+  t.equal(res.status, 404);
+  t.equal(res.body.code, 'E_CREDENTIAL_NOT_FOUND');
+});
+
+t.test('credentials: create shows the secret once, list masks it, delete revokes it', async (t) => {
+  const app = (await server.request('POST', '/admin/applications', { headers: admin, body: { name: 'Creds' } })).body;
+  const created = await server.request('POST', `/admin/applications/${app.id}/credentials`, { headers: admin });
+  t.equal(created.status, 200);
+  t.match(created.body.key, /^key_[a-z2-7]{24}$/);
+  t.match(created.body.secret, /^sec_[A-Za-z0-9_-]{43}$/);
+  t.equal(created.body.app_id, app.id);
+
+  const list = await server.request('GET', `/admin/applications/${app.id}/credentials`, { headers: admin });
+  t.equal(list.status, 200);
+  t.equal(list.body.total_results, 1);
+  t.equal(list.body.results[0].key, created.body.key);
+  t.equal(list.body.results[0].secret, `${created.body.secret.slice(0, 6)}…${created.body.secret.slice(-4)}`);
+  t.notOk(list.text.includes(created.body.secret), 'the list never shows the secret');
+
+  const other = await server.request('DELETE', `/admin/applications/${server.app.id}/credentials/${created.body.key}`, {
+    headers: admin,
+  });
+  t.equal(other.status, 404, 'a credential is deleted only through its own application');
+
+  const deleted = await server.request('DELETE', `/admin/applications/${app.id}/credentials/${created.body.key}`, {
+    headers: admin,
+  });
+  t.equal(deleted.status, 204);
+  const after = await server.request('GET', `/admin/applications/${app.id}/credentials`, { headers: admin });
+  t.same(after.body, { total_results: 0, results: [] });
+  const again = await server.request('DELETE', `/admin/applications/${app.id}/credentials/${created.body.key}`, {
+    headers: admin,
+  });
+  t.equal(again.status, 404);
+});
+
+t.test('a missing or wrong admin token answers 401 on every route', async (t) => {
+  const routes = adminRoutes(server.app);
+  const wrong: Record<string, string>[] = [
+    {},
+    { authorization: `Bearer ${ADMIN_TOKEN}x` },
+    { authorization: `Bearer ${ADMIN_TOKEN.slice(0, -1)}` },
+    { authorization: ADMIN_TOKEN },
+    { authorization: `Basic ${ADMIN_TOKEN}` },
+    { authorization: 'Bearer ' },
+  ];
+  for (const [method, path] of routes) {
+    for (const headers of wrong) {
+      const res = await server.request(method, path, { headers, body: method === 'GET' || method === 'DELETE' ? undefined : { name: 'x' } });
+      t.equal(res.status, 401, `${method} ${path} with ${JSON.stringify(headers)}`);
+      t.equal(res.body.code, 'E_UNAUTHORIZED');
+    }
+  }
+  t.equal(server.deps.apps.listCredentials(server.app.id).length, 1, 'the default credential survived');
+  t.equal(server.deps.apps.require(server.app.id).name, 'default');
+  const lower = await server.request('GET', '/admin/applications', { headers: { authorization: `bearer ${ADMIN_TOKEN}` } });
+  t.equal(lower.status, 200, 'the scheme name is case-insensitive');
+});
+
+t.test('without SVC_ADMIN_TOKEN every /admin route answers 404', async (t) => {
+  const off = await startServer(t);
+  for (const [method, path] of adminRoutes(off.app)) {
+    const res = await off.request(method, path, { headers: admin });
+    t.equal(res.status, 404, `${method} ${path}`);
+    t.equal(res.body.code, 'E_NOT_FOUND');
+  }
+  t.equal(off.deps.apps.listCredentials(off.app.id).length, 1);
+});

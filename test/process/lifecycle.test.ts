@@ -1,0 +1,80 @@
+import t from 'tap';
+import { request as httpRequest } from 'node:http';
+import { runEntry, startChildServer } from '../helpers/child.js';
+
+const ADMIN_TOKEN = 'lifecycle-admin-token-0123';
+
+t.test('first start prints the default credentials once; they work against /hub/app-config', async (t) => {
+  const dataDir = t.testdir();
+  const first = await startChildServer(t, { dataDir });
+  t.ok(first.defaultApp, first.stdout());
+  const { id, key, secret } = first.defaultApp!;
+  t.match(id, /^app_/);
+  t.match(key, /^key_[a-z2-7]{24}$/);
+  t.match(secret, /^sec_[A-Za-z0-9_-]{43}$/);
+  const health = await fetch(`${first.url}/health`);
+  t.same(await health.json(), { status: 'ok' });
+  const config = await fetch(`${first.url}/hub/app-config`, { headers: { 'x-svc-app-key': key } });
+  t.equal(config.status, 200);
+  t.same(await config.json(), { app: { id, name: 'default', schema: { fields: {}, allow_unknown_fields: true } } });
+  const unknown = await fetch(`${first.url}/hub/app-config`, { headers: { 'x-svc-app-key': 'key_unknown' } });
+  t.equal(unknown.status, 401);
+  first.child.kill('SIGTERM');
+  t.same(await first.exited, { code: 0, signal: null });
+
+  const second = await startChildServer(t, { dataDir });
+  t.equal(second.defaultApp, undefined, 'a later start prints no credentials');
+  t.notOk(second.stdout().includes(secret));
+  const again = await fetch(`${second.url}/hub/app-config`, { headers: { 'x-svc-app-key': key } });
+  t.equal(again.status, 200, 'the credentials outlive the restart');
+  second.child.kill('SIGINT');
+  t.same(await second.exited, { code: 0, signal: null }, 'SIGINT stops it cleanly too');
+});
+
+t.test('a bad configuration value stops the start with a clear message', async (t) => {
+  const dataDir = t.testdir();
+  const result = await runEntry('main', [], { dataDir, env: { PORT: 'abc', SVC_BRAND: 'Bad!' } });
+  t.equal(result.code, 1);
+  t.match(result.stderr, /Invalid configuration:\n\s+PORT: must be a whole number\n\s+SVC_BRAND: lowercase letters and digits only/);
+  t.notMatch(result.stderr, /\bat \S+:\d+/, 'a message, not a stack trace');
+  t.equal(result.stdout, '', 'nothing was started or printed');
+});
+
+t.test('SIGTERM mid-request: the request in flight is answered and stored, then exit 0', async (t) => {
+  const dataDir = t.testdir();
+  const server = await startChildServer(t, { dataDir, env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'debug' } });
+  const body = JSON.stringify({ name: 'made during shutdown' });
+  // The body is sent in two parts so the request is in the server's hands, unfinished, when SIGTERM lands.
+  const req = httpRequest(`${server.url}/admin/applications`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  });
+  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+  });
+  req.write(body.slice(0, 5));
+  await server.waitForLog((entry) => entry.msg === 'request started' && entry.route === 'POST /admin/applications');
+  server.child.kill('SIGTERM');
+  await server.waitForLog((entry) => entry.msg === 'shutting down');
+  const refused = await fetch(`${server.url}/health`).then(
+    (r) => r.status,
+    () => 'refused',
+  );
+  t.equal(refused, 'refused', 'no new connection is accepted while draining');
+  req.end(body.slice(5));
+  const answered = await response;
+  t.equal(answered.status, 200, answered.text);
+  const app = JSON.parse(answered.text);
+  t.equal(app.name, 'made during shutdown');
+  t.same(await server.exited, { code: 0, signal: null });
+
+  const restarted = await startChildServer(t, { dataDir, env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN } });
+  const stored = await fetch(`${restarted.url}/admin/applications/${app.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  t.equal(stored.status, 200, 'the answered write was stored');
+  t.same(await stored.json(), app);
+});

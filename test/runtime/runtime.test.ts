@@ -1,0 +1,265 @@
+import t from 'tap';
+import pino from 'pino';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { ok, noContent } from '../../src/http/reply.js';
+import { conflict, notFound } from '../../src/lib/errors.js';
+import { actorLockKey, ActorRuntime } from '../../src/runtime/runtime.js';
+import { openStore } from '../../src/storage/store.js';
+import { manualClock } from '../../src/lib/clock.js';
+import type { Deps } from '../../src/deps.js';
+import type { Route } from '../../src/http/route.js';
+import { testMachines, type DoorContext } from './door-machine.js';
+
+const doorKey = (id: string) => actorLockKey('door', [id]);
+
+/** Probe routes that drive the runtime the way feature routes do. */
+function doorRoutes({ runtime, store }: Deps): Route[] {
+  const names = store.db<string>('door_names');
+  const views = store.db<string>('door_views');
+  return [
+    {
+      method: 'POST',
+      path: '/test/doors/:id',
+      async handle(ctx) {
+        const { name } = (ctx.body as { value: { name: string } }).value;
+        const { id } = ctx.params;
+        return ok(
+          await runtime.run([doorKey(id), `door-name:${name}`], (turn) => {
+            if (turn.get('door', [id]) || names.get([name])) throw conflict('E_DOOR_EXISTS', 'door exists');
+            const view = turn.create<DoorContext>('door', [id], { name });
+            turn.put(names, [name], id);
+            turn.count(['doors'], 1);
+            return view;
+          }),
+        );
+      },
+    },
+    {
+      method: 'GET',
+      path: '/test/doors/:id',
+      handle(ctx) {
+        const view = runtime.read<DoorContext>('door', [ctx.params.id]);
+        if (!view) throw notFound('door', ctx.params.id);
+        return ok(view);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/test/doors/:id',
+      async handle(ctx) {
+        const { id } = ctx.params;
+        await runtime.run([doorKey(id)], (turn) => {
+          const view = turn.get<DoorContext>('door', [id]);
+          if (!view) throw notFound('door', id);
+          turn.remove('door', [id]);
+          turn.del(names, [view.context.name]);
+          turn.count(['doors'], -1);
+        });
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/test/doors/:id/:event',
+      handle: async (ctx) =>
+        ok(await runtime.run([doorKey(ctx.params.id)], (turn) => turn.send('door', [ctx.params.id], { type: `door.${ctx.params.event}` }))),
+    },
+    {
+      // One turn moving two doors: the multi-actor case (accepting an invite moves invite and member).
+      method: 'POST',
+      path: '/test/pairs/:a/:b/:event',
+      async handle(ctx) {
+        const { a, b, event } = ctx.params;
+        const failDerive = ctx.query().get('fail') === 'derive';
+        return ok(
+          await runtime.run([doorKey(a), doorKey(b)], (turn) => {
+            const first = turn.send<DoorContext>('door', [a], { type: `door.${event}` });
+            const second = turn.send<DoorContext>('door', [b], { type: `door.${event}` });
+            turn.count(['pair-events'], 1);
+            turn.derive(() => {
+              if (failDerive) throw new Error('read model failed');
+              views.put([a], `${first.state}+${second.state}`);
+            });
+            return [first, second];
+          }),
+        );
+      },
+    },
+  ];
+}
+
+async function openDoorServer(t: Parameters<typeof startServer>[0], dataDir?: string): Promise<TestServer> {
+  return startServer(t, { machines: testMachines, extraRoutes: doorRoutes, dataDir });
+}
+
+/** Everything the probe routes may write, read raw from LMDB. */
+function stored(server: TestServer, ids: string[]) {
+  const { runtime, store } = server.deps;
+  return {
+    snapshots: ids.map((id) => runtime.table('door').get([id]) ?? null),
+    names: [...store.db('door_names').getRange({})],
+    views: [...store.db('door_views').getRange({})],
+    doors: runtime.counter(['doors']),
+    pairEvents: runtime.counter(['pair-events']),
+  };
+}
+
+t.test('a refused event answers 409 naming state and event, and writes nothing', async (t) => {
+  const server = await openDoorServer(t);
+  t.equal((await server.request('POST', '/test/doors/d1', { body: { name: 'front' } })).status, 200);
+  t.equal((await server.request('POST', '/test/doors/d1/open')).status, 200);
+  const before = stored(server, ['d1']);
+  const refused = await server.request('POST', '/test/doors/d1/lock');
+  t.equal(refused.status, 409);
+  t.equal(refused.body.code, 'E_INVALID_STATE_TRANSITION');
+  t.match(refused.body.message, /door\.lock/);
+  t.match(refused.body.message, /open/);
+  t.same(stored(server, ['d1']), before, 'nothing written');
+  const view = await server.request('GET', '/test/doors/d1');
+  t.same(view.body, { state: 'open', context: { name: 'front', opens: 1, knocks: 0 } });
+  t.equal((await server.request('POST', '/test/doors/nope/open')).body.code, 'E_DOOR_NOT_FOUND');
+});
+
+t.test('a multi-actor turn is all-or-nothing', async (t) => {
+  const server = await openDoorServer(t);
+  await server.request('POST', '/test/doors/a', { body: { name: 'a' } });
+  await server.request('POST', '/test/doors/b', { body: { name: 'b' } });
+  await server.request('POST', '/test/doors/b/lock');
+
+  t.test('when the second actor refuses', async (t) => {
+    const before = stored(server, ['a', 'b']);
+    const res = await server.request('POST', '/test/pairs/a/b/open');
+    t.equal(res.status, 409);
+    t.same(stored(server, ['a', 'b']), before, 'the first actor was not written either');
+    // Had the refused turn left `a` open in memory, closing it would succeed and locking would fail.
+    t.equal((await server.request('POST', '/test/doors/a/close')).status, 409, 'a is still closed in memory');
+    t.equal((await server.request('POST', '/test/doors/a/lock')).status, 200);
+    t.equal((await server.request('POST', '/test/doors/a/unlock')).status, 200);
+  });
+
+  t.test('when a derive fails inside the commit', async (t) => {
+    await server.request('POST', '/test/doors/b/unlock');
+    const before = stored(server, ['a', 'b']);
+    const res = await server.request('POST', '/test/pairs/a/b/open?fail=derive');
+    t.equal(res.status, 503);
+    t.equal(res.body.code, 'E_UNAVAILABLE');
+    t.notMatch(res.text, /read model failed/, 'internals are not echoed');
+    t.same(stored(server, ['a', 'b']), before, 'no snapshot, counter or read model written');
+    const after = await server.request('POST', '/test/pairs/a/b/open');
+    t.equal(after.status, 200, 'both actors reloaded from disk and accept the event again');
+    t.same(
+      after.body.map((v: { state: string; context: DoorContext }) => [v.state, v.context.opens]),
+      [
+        ['open', 1],
+        ['open', 1],
+      ],
+    );
+    t.equal(server.deps.runtime.counter(['pair-events']), 1);
+    t.equal(server.deps.store.db('door_views').get(['a']), 'open+open', 'the read model was derived');
+  });
+});
+
+t.test('turns on one actor are serialized; every acknowledged change is counted once', async (t) => {
+  const server = await openDoorServer(t);
+  await server.request('POST', '/test/doors/k', { body: { name: 'k' } });
+  const responses = await Promise.all(Array.from({ length: 30 }, () => server.request('POST', '/test/doors/k/knock')));
+  t.same(
+    responses.map((r) => r.status),
+    responses.map(() => 200),
+  );
+  t.same(
+    responses.map((r) => r.body.context.knocks).sort((x: number, y: number) => x - y),
+    Array.from({ length: 30 }, (_, i) => i + 1),
+    'each turn saw the previous one',
+  );
+  t.equal((await server.request('GET', '/test/doors/k')).body.context.knocks, 30);
+});
+
+t.test('a lock holds until the commit is done; distinct keys do not wait', async (t) => {
+  const store = openStore(t.testdir());
+  const runtime = new ActorRuntime({ store, machines: testMachines, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000 });
+  t.teardown(async () => {
+    runtime.stop();
+    await store.close();
+  });
+  const log: string[] = [];
+  const marks = store.db<string>('marks');
+  const turn = (name: string, key: string) =>
+    runtime.run([doorKey(key)], (turn) => {
+      log.push(`${name} body`);
+      turn.put(marks, [key, name], name);
+      turn.afterCommit(() => log.push(`${name} committed`));
+    });
+  await Promise.all([turn('first', 'same'), turn('second', 'same')]);
+  t.same(log, ['first body', 'first committed', 'second body', 'second committed']);
+  log.length = 0;
+  await Promise.all([turn('third', 'one'), turn('fourth', 'other')]);
+  t.same(log.slice(0, 2), ['third body', 'fourth body'], 'the second turn ran while the first was committing');
+});
+
+t.test('passivation, the resident cap, and reload from the snapshot', async (t) => {
+  const clock = manualClock();
+  const store = openStore(t.testdir());
+  const runtime = new ActorRuntime({ store, machines: testMachines, clock, logger: pino({ level: 'silent' }), maxActors: 3, idleMs: 60_000 });
+  t.teardown(async () => {
+    runtime.stop();
+    await store.close();
+  });
+  const send = (id: string, type: string) => runtime.run([doorKey(id)], (turn) => turn.send<DoorContext>('door', [id], { type }));
+  for (const id of ['d1', 'd2', 'd3', 'd4', 'd5']) {
+    await runtime.run([doorKey(id)], (turn) => turn.create('door', [id], { name: id }));
+    t.ok(runtime.residentCount <= 3, `at most 3 resident after creating ${id}`);
+  }
+  t.equal(runtime.residentCount, 3);
+  await send('d1', 'door.open');
+  await send('d1', 'door.close');
+  const reopened = await send('d1', 'door.open');
+  t.same(reopened, { state: 'open', context: { name: 'd1', opens: 2, knocks: 0 } }, 'an evicted actor reloads its snapshot');
+  t.equal(runtime.residentCount, 3);
+
+  clock.advance(30_000);
+  await send('d2', 'door.knock');
+  clock.advance(30_000);
+  runtime.passivateIdle();
+  t.equal(runtime.residentCount, 1, 'only the actor used within the idle time stays');
+  clock.advance(60_000);
+  runtime.passivateIdle();
+  t.equal(runtime.residentCount, 0);
+  t.same(await send('d1', 'door.close'), { state: 'closed', context: { name: 'd1', opens: 2, knocks: 0 } });
+  t.same(await send('d2', 'door.knock'), { state: 'closed', context: { name: 'd2', opens: 0, knocks: 2 } });
+});
+
+t.test('SVC_MAX_ACTORS caps the resident actors of a running server', async (t) => {
+  const server = await startServer(t, { machines: testMachines, extraRoutes: doorRoutes, env: { SVC_MAX_ACTORS: '2' } });
+  for (const id of ['c1', 'c2', 'c3', 'c4']) {
+    t.equal((await server.request('POST', `/test/doors/${id}`, { body: { name: id } })).status, 200);
+    t.ok(server.deps.runtime.residentCount <= 2, `at most 2 resident after ${id}`);
+  }
+  t.equal((await server.request('POST', '/test/doors/c1/open')).body.state, 'open', 'an evicted door still answers');
+});
+
+t.test('a removed actor is gone, from disk and from memory', async (t) => {
+  const server = await openDoorServer(t);
+  await server.request('POST', '/test/doors/r', { body: { name: 'gone' } });
+  await server.request('POST', '/test/doors/r/knock');
+  t.equal((await server.request('DELETE', '/test/doors/r')).status, 204);
+  t.equal((await server.request('GET', '/test/doors/r')).status, 404);
+  t.equal((await server.request('POST', '/test/doors/r/knock')).status, 404, 'no stale resident answers');
+  const again = await server.request('POST', '/test/doors/r', { body: { name: 'gone' } });
+  t.equal(again.status, 200, 'the key and the name can be used again');
+  t.same(again.body.context, { name: 'gone', opens: 0, knocks: 0 });
+  t.equal(server.deps.runtime.counter(['doors']), 1);
+});
+
+t.test('snapshots, indexes and counters survive a restart on the same data dir', async (t) => {
+  const dataDir = t.testdir();
+  const first = await openDoorServer(t, dataDir);
+  await first.request('POST', '/test/doors/p', { body: { name: 'porch' } });
+  await first.request('POST', '/test/doors/p/open');
+  await first.close();
+  const second = await openDoorServer(t, dataDir);
+  t.same((await second.request('GET', '/test/doors/p')).body, { state: 'open', context: { name: 'porch', opens: 1, knocks: 0 } });
+  t.equal(second.deps.runtime.counter(['doors']), 1);
+  t.equal((await second.request('POST', '/test/doors/q', { body: { name: 'porch' } })).status, 409, 'the name index survived');
+  t.equal((await second.request('POST', '/test/doors/p/close')).status, 200);
+});

@@ -1,0 +1,67 @@
+import t from 'tap';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { alteredSecret, startServer } from '../helpers/server.js';
+import { platformProbe, probePath } from '../helpers/probe.js';
+
+const ADMIN_TOKEN = 'no-secret-admin-token-0123456789';
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+t.test('secrets appear neither in the data dir nor in debug logs', async (t) => {
+  const dataDir = t.testdir();
+  const logLines: string[] = [];
+  const server = await startServer(t, {
+    dataDir,
+    env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'debug' },
+    extraRoutes: platformProbe,
+    logDestination: { write: (line: string) => void logLines.push(line) },
+  });
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  const app = (await server.request('POST', '/admin/applications', { headers: admin, body: { name: 'Secretive' } })).body;
+  const viaApi = (await server.request('POST', `/admin/applications/${app.id}/credentials`, { headers: admin })).body;
+  const viaStore = await server.deps.apps.createCredential(app.id);
+  const credentials = [server.app, { id: app.id, ...viaApi }, { id: app.id, ...viaStore }];
+  for (const credential of credentials) {
+    t.equal((await server.request('GET', probePath(credential.id), { app: credential })).status, 200);
+    const config = await server.request('GET', '/hub/app-config', {
+      headers: { [server.deps.config.names.appKeyHeader]: credential.key },
+    });
+    t.equal(config.status, 200);
+    const profilePath = `/applications/${credential.id}/users/secret-keeper/data`;
+    t.equal((await server.request('PUT', profilePath, { app: credential, body: { data: { first_name: 'Kept' } } })).status, 200);
+    t.equal((await server.request('GET', profilePath, { app: credential })).status, 200);
+    const wrong = { ...credential, secret: alteredSecret(credential.secret) };
+    t.equal((await server.request('GET', probePath(credential.id), { app: wrong })).status, 401);
+  }
+  // A secret sent where it does not belong, and in a body that fails to parse.
+  await server.request('POST', '/admin/applications', { headers: admin, body: { name: viaApi.secret, extra: viaStore.secret } });
+  await server.request('POST', '/admin/applications', {
+    headers: { ...admin, 'content-type': 'application/json' },
+    rawBody: `{"name": "${viaApi.secret}"`,
+  });
+  await server.request('GET', '/admin/applications', { headers: { authorization: `Bearer ${viaApi.secret}` } });
+  t.equal((await server.request('DELETE', `/admin/applications/${app.id}/credentials/${viaStore.key}`, { headers: admin })).status, 204);
+  const pepper = server.deps.pepper;
+  await server.close();
+
+  const secrets = [...credentials.map((c) => c.secret), ADMIN_TOKEN];
+  const logs = logLines.join('');
+  t.match(logs, /"route":"GET \/applications\/:app\/probe"/, 'the requests were logged at debug');
+  t.match(logs, /"route":"POST \/admin\/applications"/);
+  t.match(logs, /"route":"PUT \/applications\/:app\/users\/:user\/data"/);
+  for (const secret of [...secrets, pepper.toString('hex'), pepper.toString('base64'), pepper.toString('base64url')]) {
+    t.notOk(logs.includes(secret), `the logs do not hold ${secret.slice(0, 6)}…`);
+  }
+
+  const files = filesUnder(dataDir);
+  t.ok(files.some((file) => file.endsWith('data.mdb')), 'the LMDB data file was scanned');
+  const stored = Buffer.concat(files.map((file) => readFileSync(file)));
+  t.ok(stored.includes(viaApi.key), 'the scan sees stored text (the publishable key)');
+  for (const secret of secrets) t.notOk(stored.includes(secret), `the data dir does not hold ${secret.slice(0, 6)}…`);
+});
