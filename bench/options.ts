@@ -61,7 +61,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (parsed.help) throw new UsageError('');
+  if (parsed.help) throw new UsageError('npm run bench: the bench suite (docs/PERFORMANCE.md)');
   const quick = parsed.quick!;
   const users = whole('users', parsed.users, quick ? 2_000 : 20_000);
   const env: Record<string, string> = { ...UNLIMITED };

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Measured } from './measure.js';
 import type { Bar } from './scenarios.js';
 
@@ -62,11 +62,14 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
 }
 
-/** Writes the run as JSON under bench/results/ of the checkout (git-ignored); answers the file. */
+/** Where a run started at `startedAt` keeps its files: bench/results/<timestamp> of the checkout (git-ignored). */
+export const resultsPath = (startedAt: Date, suffix: string) =>
+  join(fileURLToPath(new URL('../../bench/results/', import.meta.url)), startedAt.toISOString().replace(/[:.]/g, '-') + suffix);
+
+/** Writes the run as JSON; answers the file. */
 export async function writeResults(results: object, startedAt: Date): Promise<string> {
-  const dir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
-  await mkdir(dir, { recursive: true });
-  const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  const file = resultsPath(startedAt, '.json');
+  await mkdir(dirname(file), { recursive: true });
   await writeFile(file, JSON.stringify(results, null, 2) + '\n');
   return file;
 }

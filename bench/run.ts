@@ -10,7 +10,7 @@ import { seedUsers, signIn, type Seeding } from './seed.js';
 import { scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
 import { errorShare, measurePaired, prepareScript, type LoadSettings, type Target } from './measure.js';
 import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
-import { formatTable, judge, writeResults, type ScenarioOutcome } from './report.js';
+import { formatTable, judge, resultsPath, writeResults, type ScenarioOutcome } from './report.js';
 import { formatHotFunctions, hottestFunctions, type HotFunction } from './cpu-profile.js';
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -28,9 +28,13 @@ async function main(): Promise<number> {
   await mkdir(settings.dir);
   const ceiling = await startCeiling();
   try {
-    const run = await measureService(options, settings, ceiling, join(work, 'data'), join(work, 'cpu-prof'));
+    const profileDir = resultsPath(startedAt, '-cpu-prof');
+    const run = await measureService(options, settings, ceiling, join(work, 'data'), profileDir);
     process.stdout.write(`\n${formatTable(run.outcomes)}\n\n${summarize(options, run)}\n`);
-    if (run.hot) process.stdout.write(`\nHottest functions of the service (share of busy self time, whole run):\n${formatHotFunctions(run.hot)}\n`);
+    if (run.hot) {
+      process.stdout.write(`\nHottest functions of the service (share of busy self time):\n${formatHotFunctions(run.hot)}\n`);
+      process.stdout.write(`profiles (open in Chrome DevTools): ${profileDir}\n`);
+    }
     const file = await writeResults(
       {
         startedAt: startedAt.toISOString(),
