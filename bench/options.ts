@@ -79,7 +79,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     connections: whole('connections', parsed.connections, 64),
     threads: whole('threads', parsed.threads, 1),
     seedConcurrency: whole('seed-concurrency', parsed['seed-concurrency'], 128),
-    signedInUsers: Math.min(users, 64),
+    signedInUsers: Math.min(users, 256),
     sweepWrites: Math.min(users, 100_000),
     only: (parsed.only ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     cpuProf: parsed['cpu-prof']!,

@@ -110,7 +110,7 @@ async function measureService(
     for (const scenario of chosen) {
       const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation, connections: scenario.connections };
       try {
-        const load = await scenario.setup(env);
+        const load = await scenario.setup(env, settings.dir);
         const script = await prepareScript(client, scenario.name, load, settings.dir);
         const connections = scenario.connections ?? settings.connections;
         log(`${scenario.name}: ${options.rounds} rounds of ceiling then route, ${options.seconds}s measured each, ${connections} connections`);

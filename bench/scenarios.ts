@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ServiceClient } from './client.js';
 import { luaString, type RequestShape } from './lua.js';
 
@@ -40,7 +42,8 @@ export interface Scenario {
   requestsPerOperation?: number;
   /** Connections for this route and its paired ceiling, when the default (64) would measure queueing instead. */
   connections?: number;
-  setup(env: ScenarioEnv): Promise<RequestShape | ChainedLoad>;
+  /** `dir` is the run's scratch directory (scripts and their data files). */
+  setup(env: ScenarioEnv, dir: string): Promise<RequestShape | ChainedLoad>;
 }
 
 const usersPath = (env: ScenarioEnv) => `/applications/${env.client.app.id}/users`;
@@ -126,49 +129,68 @@ export const scenarios: readonly Scenario[] = [
   {
     name: 'invite create + accept',
     requestsPerOperation: 2,
-    setup: async (env) => inviteFlow(env),
+    setup: async (env, dir) => inviteFlow(env, dir),
   },
 ];
 
 /**
- * Invites go to fresh email addresses across a few groups of one owner; each answer's magic link is
- * redeemed by the next request (GET the link as JSON), which accepts the invite.
+ * The owner (the first signed-in user) invites the other signed-in users, by user ID, to groups made
+ * here; each answer is followed by the invitee's `POST …/accept` with its own token. A (group, user)
+ * pair is invited once, so every wrk run (warm-up, rounds) resumes from the pair the last one reached.
  */
-async function inviteFlow(env: ScenarioEnv): Promise<ChainedLoad> {
-  const [owner] = await env.signedIn();
+async function inviteFlow(env: ScenarioEnv, dir: string): Promise<ChainedLoad> {
+  const [owner, ...invitees] = await env.signedIn();
+  if (invitees.length === 0) throw new Error('inviting needs at least two signed-in users');
   const groups: string[] = [];
-  for (let k = 0; k < 8; k++) {
+  for (let k = 0; k < INVITE_GROUPS; k++) {
     const created = await env.client.call('POST', '/me/groups', { token: owner.accessToken, body: { name: `invite bench ${k}` } });
     groups.push(created.group.id);
   }
-  const invite = await env.client.call('POST', `/me/groups/${groups[0]}/invites`, {
+  const probe = await env.client.call('POST', `/me/groups/${groups[0]}/invites`, {
     token: owner.accessToken,
-    body: { roles: ['member'], email: `invite-probe-${Date.now()}@example.com` },
+    body: { roles: ['member'], user_id: invitees[0].userId },
   });
-  if (typeof invite.link !== 'string') throw new Error('invite create answered no link, so accepting through it cannot be measured');
-  const accepted = await env.client.call('GET', linkPath(invite.link));
-  if (!accepted.access_token) throw new Error('redeeming an invite link answered no access_token');
+  await env.client.call('POST', `/me/groups/${groups[0]}/invites/${probe.invitation.id}/accept`, { token: invitees[0].accessToken });
+  const offsetFile = join(dir, 'invite-pairs.offset');
+  await writeFile(offsetFile, String(invitees.length)); // the probe used the first pair
   return {
     lua: `
 local groups = { ${groups.map(luaString).join(', ')} }
+local invitees = { ${invitees.map((u) => luaString(u.userId)).join(', ')} }
+local tokens = { ${invitees.map((u) => `[${luaString(u.userId)}] = ${luaString(`Bearer ${u.accessToken}`)}`).join(', ')} }
 local owner = { ["authorization"] = ${luaString(`Bearer ${owner.accessToken}`)}, ["content-type"] = "application/json" }
-local redeem = { ["accept"] = "application/json" }
-local run = ${luaString(String(Date.now()))}
-local links = {}
-local n = 0
+local invitee = {}
+local offsetFile = ${luaString(offsetFile)}
+local pending = {}
+local n
 request = function()
-  local link = table.remove(links)
-  if link then return wrk.format("GET", link, redeem, nil) end
+  local accept = table.remove(pending)
+  if accept then
+    invitee["authorization"] = tokens[accept.user]
+    return wrk.format("POST", "/me/groups/" .. accept.group .. "/invites/" .. accept.invite .. "/accept", invitee, nil)
+  end
+  if n == nil then
+    local f = io.open(offsetFile, "r"); n = tonumber(f:read("*a")); f:close()
+  end
+  if n >= #groups * #invitees then wrk.thread:stop() end
+  -- Consecutive invites go to different groups, so they do not queue on one group's lock.
+  local group = groups[n % #groups + 1]
+  local user = invitees[math.floor(n / #groups) % #invitees + 1]
   n = n + 1
-  local body = '{"roles":["member"],"email":"invitee-' .. run .. '-' .. n .. '@example.com"}'
-  return wrk.format("POST", "/me/groups/" .. groups[n % #groups + 1] .. "/invites", owner, body)
+  local f = io.open(offsetFile, "w"); f:write(n); f:close()
+  return wrk.format("POST", "/me/groups/" .. group .. "/invites", owner, '{"roles":["member"],"user_id":"' .. user .. '"}')
 end
 response = function(status, headers, body)
-  local link = body:match('"link":"https?://[^/"]+(/[^"]+)"')
-  if link then links[#links + 1] = link end
+  local invite = body:match('"id":"(invite_[^"]+)"')
+  if status == 200 and invite and body:find('"invitation"', 1, true) then
+    pending[#pending + 1] = { invite = invite, group = body:match('"group_id":"([^"]+)"'), user = body:match('"ensured_user_id":"([^"]+)"') }
+  end
 end
 `,
   };
 }
+
+/** Groups the invite flow spreads over: pairs enough for minutes of invites at a few thousand a second. */
+const INVITE_GROUPS = 100;
 
 export const linkPath = (link: string) => new URL(link).pathname;

@@ -50,7 +50,8 @@ export function runWrk(run: WrkRun): Promise<WrkResult> {
     child.stderr.on('data', (chunk) => (err += chunk));
     child.on('error', reject);
     child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`wrk exited with ${code}: ${err || out}`));
+      // wrk reports Lua errors on stderr and carries on without the failing thread's requests.
+      if (code !== 0 || err.trim()) return reject(new Error(`wrk exited with ${code}: ${err || out}`));
       try {
         resolve(parseWrkOutput(out));
       } catch (error) {
