@@ -35,7 +35,7 @@ export interface UserContext {
   attributes: Attributes;
   auth_level: AuthLevel;
   meta: UserMeta;
-  /** Tokens issued (iat, ms) before this instant are refused: "sign out everywhere". */
+  /** Sessions started at or before this instant (ms) are refused: "sign out everywhere". */
   revokedBefore: number;
   revokedSessions: RevokedSession[];
 }

@@ -6,6 +6,8 @@ import { applicationRoutes } from './features/applications/routes.js';
 import { oidcClientRoutes } from './features/oidc-clients/routes.js';
 import { userRoutes } from './features/users/routes.js';
 import { adminRoutes } from './features/admin/routes.js';
+import { sessionRoutes } from './features/sessions/routes.js';
+import { magicLinkRoutes } from './features/magic-links/routes.js';
 
 /** Every route of the service, feature by feature. */
 export function buildRoutes(deps: Deps): Route[] {
@@ -15,6 +17,8 @@ export function buildRoutes(deps: Deps): Route[] {
     ...oidcClientRoutes(deps),
     ...userRoutes(deps),
     ...adminRoutes(deps),
+    ...sessionRoutes(deps),
+    ...magicLinkRoutes(deps),
   ]);
 }
 

@@ -10,6 +10,8 @@ import type { ProfileViews } from './features/users/profile-views.js';
 import type { SigningKeys } from './auth/signing-keys.js';
 import type { AccessTokens } from './auth/access-tokens.js';
 import type { Step } from './http/route.js';
+import type { SessionStore } from './features/sessions/session-store.js';
+import type { MagicLinks } from './features/magic-links/link-store.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -25,6 +27,9 @@ export interface Deps {
   profiles: ProfileViews;
   signingKeys: SigningKeys;
   accessTokens: AccessTokens;
+  sessions: SessionStore;
+  /** Magic links; `magicLinks.purposes` is where features register what their links do on redemption. */
+  magicLinks: MagicLinks;
   /** The `/me` authentication step. */
   requireUser: Step;
   /** The platform authentication step (app key and secret). */

@@ -19,6 +19,9 @@ import { requireUser } from './auth/bearer-auth.js';
 import { requireAppCredentials } from './auth/platform-auth.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { thenLimit, limitByIp } from './auth/rate-limited-steps.js';
+import { SessionStore } from './features/sessions/session-store.js';
+import { MagicLinks } from './features/magic-links/link-store.js';
+import { LinkPurposes } from './features/magic-links/purposes.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -48,6 +51,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const users = new UserDirectory(store, runtime, profiles);
   const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000);
   const accessTokens = new AccessTokens(config, signingKeys, clock);
+  const sessions = new SessionStore(store, pepper);
+  const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
   const metrics = createMetrics();
   metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
   metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
@@ -67,6 +72,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     profiles,
     signingKeys,
     accessTokens,
+    sessions,
+    magicLinks,
     // Activity is stamped only on calls the rate limit let through.
     requireUser: withActivity(
       thenLimit(requireUser(accessTokens, users, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>

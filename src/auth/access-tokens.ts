@@ -45,6 +45,7 @@ export class AccessTokens {
   ) {}
 
   async issue(request: IssueRequest): Promise<{ token: string; claims: AccessClaims }> {
+    await this.keys.refresh();
     const key = this.keys.current();
     const iat = Math.floor(this.clock.now() / 1000);
     const exp = iat + this.config.accessTokenTtlSeconds;
@@ -78,7 +79,7 @@ export class AccessTokens {
   private async verifySignature(token: string): Promise<AccessClaims> {
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, async (header) => this.keyFor(header.kid), {
+      ({ payload } = await jwtVerify(token, (header) => this.keyFor(header.kid), {
         issuer: this.config.publicUrl,
         algorithms: ['EdDSA'],
         currentDate: new Date(this.clock.now()),
@@ -93,8 +94,10 @@ export class AccessTokens {
     return claims;
   }
 
-  private keyFor(kid: string | undefined) {
-    const key = kid === undefined ? undefined : this.keys.find(kid);
+  private async keyFor(kid: string | undefined) {
+    if (kid === undefined) throw unauthorized('The access token names no signing key');
+    if (!this.keys.find(kid)) await this.keys.refresh();
+    const key = this.keys.find(kid);
     if (!key) throw unauthorized('The access token was signed by an unknown key');
     return key.publicKey;
   }

@@ -1,26 +1,17 @@
-import { decodeTime } from 'ulid';
 import { forbidden, unauthorized } from '../lib/errors.js';
 import type { Step } from '../http/route.js';
 import type { RequestContext } from '../http/context.js';
 import type { Clock } from '../lib/clock.js';
 import type { UserDirectory } from '../features/users/directory.js';
 import type { AccessClaims, AccessTokens } from './access-tokens.js';
+import { sessionRevoked } from './revocation.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
 
-/** The start of a session, from its ULID-based ID. */
-function sessionStart(sid: string): number {
-  try {
-    return decodeTime(sid.slice(sid.indexOf('_') + 1));
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * The `/me` step (ADDENDUM §4): signature, `exp`, `iss` (cached once verified), then on every
- * request: the path's app among `aud` (403), the user exists and is enabled, its session started
- * after its last sign-out-everywhere and was not revoked on its own.
+ * request: the path's app among `aud` (403), the user exists and is enabled, its session is not
+ * over (`sessionRevoked`).
  */
 export function requireUser(tokens: AccessTokens, users: UserDirectory, clock: Clock): Step {
   const check = (ctx: RequestContext, claims: AccessClaims) => {
@@ -32,8 +23,7 @@ export function requireUser(tokens: AccessTokens, users: UserDirectory, clock: C
     const user = users.get(appId, claims.sub);
     if (!user) throw unauthorized('The user of this token no longer exists');
     if (user.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
-    const { revokedBefore, revokedSessions } = user.context;
-    if (sessionStart(claims.sid) < revokedBefore || revokedSessions.some((s) => s.sid === claims.sid)) {
+    if (sessionRevoked(user.context, claims.sid)) {
       throw unauthorized('The access token has been revoked', 'E_TOKEN_REVOKED');
     }
     ctx.caller = {

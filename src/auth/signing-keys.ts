@@ -58,6 +58,13 @@ export class SigningKeys {
     this.keys = await Promise.all(stored.map(toSigningKey));
   }
 
+  /** Picks up keys rotated by another process (`keys rotate`); only a key-list read when nothing changed. */
+  async refresh(): Promise<void> {
+    const stored = [...this.db.getKeys({})].map(String).sort().join(' ');
+    const loaded = this.keys.map((k) => k.kid).sort().join(' ');
+    if (stored !== loaded) await this.reload();
+  }
+
   /** Adds a new current key; keys retired for longer than a token's lifetime are dropped. */
   async rotate(): Promise<SigningKey> {
     const now = this.clock.now();
@@ -93,4 +100,10 @@ export class SigningKeys {
   jwks(): { keys: JWK[] } {
     return { keys: this.keys.map((k) => k.publicJwk) };
   }
+}
+
+/** `keys rotate` (CLI): makes a new current key; answers its kid and every kid still published. */
+export async function rotateSigningKeys(keys: SigningKeys): Promise<{ kid: string; published: string[] }> {
+  const { kid } = await keys.rotate();
+  return { kid, published: keys.jwks().keys.map((k) => String(k.kid)) };
 }

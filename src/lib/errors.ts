@@ -26,6 +26,12 @@ export class ApiError extends Error {
   }
 }
 
+/** Adds `message` under `field`; safe for any field name, also `constructor`, `valueOf` or `__proto__`. */
+export function addFieldError(errors: FieldErrors, field: string, message: string): void {
+  if (Object.hasOwn(errors, field)) errors[field].push(message);
+  else Object.defineProperty(errors, field, { value: [message], enumerable: true, writable: true, configurable: true });
+}
+
 function flattenFieldErrors(fieldErrors: FieldErrors): string[] {
   const messages = Object.entries(fieldErrors).flatMap(([field, list]) => list.map((m) => `${field}: ${m}`));
   return messages.length > 0 ? messages : ['invalid input'];

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { validationError, type FieldErrors } from './errors.js';
+import { addFieldError, validationError, type FieldErrors } from './errors.js';
 import type { RequestContext } from '../http/context.js';
 
 /** `config.redirect_uris[1]`: where an issue lies, written the way a caller writes it; `body` for the whole input. */
@@ -15,7 +15,7 @@ function issuePath(issue: v.BaseIssue<unknown>): string {
 /** valibot issues as ADDENDUM §7 `field_errors`, keyed by the path of the offending value. */
 export function fieldErrorsOf(issues: readonly v.BaseIssue<unknown>[]): FieldErrors {
   const errors: FieldErrors = {};
-  for (const issue of issues) (errors[issuePath(issue)] ??= []).push(issue.message);
+  for (const issue of issues) addFieldError(errors, issuePath(issue), issue.message);
   return errors;
 }
 

@@ -1,17 +1,9 @@
 import t from 'tap';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { alteredSecret, startServer } from '../helpers/server.js';
 import { platformProbe, probePath } from '../helpers/probe.js';
+import { filesUnder, storedBytes } from '../helpers/data-files.js';
 
 const ADMIN_TOKEN = 'no-secret-admin-token-0123456789';
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
 
 t.test('secrets appear neither in the data dir nor in debug logs', async (t) => {
   const dataDir = t.testdir();
@@ -59,9 +51,8 @@ t.test('secrets appear neither in the data dir nor in debug logs', async (t) => 
     t.notOk(logs.includes(secret), `the logs do not hold ${secret.slice(0, 6)}…`);
   }
 
-  const files = filesUnder(dataDir);
-  t.ok(files.some((file) => file.endsWith('data.mdb')), 'the LMDB data file was scanned');
-  const stored = Buffer.concat(files.map((file) => readFileSync(file)));
+  t.ok(filesUnder(dataDir).some((file) => file.endsWith('data.mdb')), 'the LMDB data file was scanned');
+  const stored = storedBytes(dataDir);
   t.ok(stored.includes(viaApi.key), 'the scan sees stored text (the publishable key)');
   for (const secret of secrets) t.notOk(stored.includes(secret), `the data dir does not hold ${secret.slice(0, 6)}…`);
 });

@@ -10,7 +10,8 @@ export function normalizeAddress(kind: AddressKind, value: string): string {
 
 export const addressKindOf = (value: string): AddressKind => (value.includes('@') ? 'email' : 'phone');
 
-const FIELD_OF: Record<AddressKind, 'email' | 'phone_number'> = { email: 'email', phone: 'phone_number' };
+/** The profile field that holds an address of each kind, in `data` and `verified_data`. */
+export const FIELD_OF: Record<AddressKind, 'email' | 'phone_number'> = { email: 'email', phone: 'phone_number' };
 
 /** Every normalized address by which a user can be looked up: from `data` and `verified_data`. */
 export function addressesOf(data: ProfileData, verified: VerifiedData): Array<[AddressKind, string]> {

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { validationError, type FieldErrors } from '../../lib/errors.js';
+import { addFieldError, validationError, type FieldErrors } from '../../lib/errors.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
 import { fieldSpec } from './profile-views.js';
@@ -62,7 +62,7 @@ export function applyProfileChange(
   rules: ChangeRules,
 ): { data: ProfileData; attributes: Attributes } {
   const errors: FieldErrors = {};
-  const complain = (field: string, message: string) => (errors[field] ??= []).push(message);
+  const complain = (field: string, message: string) => addFieldError(errors, field, message);
   const data = nextData(current.data, change, rules, complain);
   const attributes = nextAttributes(current.attributes, change.attributes, rules, complain);
   if (Object.keys(errors).length > 0) throw updateFailed(errors);

@@ -1,4 +1,4 @@
-import type { FieldErrors } from '../../lib/errors.js';
+import { addFieldError, type FieldErrors } from '../../lib/errors.js';
 import type { FilePart, ParsedBody } from '../../http/context.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from './profile-views.js';
@@ -14,7 +14,7 @@ function collector() {
   const errors: FieldErrors = {};
   return {
     errors,
-    complain: (field: string, message: string) => (errors[field] ??= []).push(message),
+    complain: (field: string, message: string) => addFieldError(errors, field, message),
     throwIfAny: () => {
       if (Object.keys(errors).length > 0) throw updateFailed(errors);
     },

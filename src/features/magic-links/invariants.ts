@@ -1,0 +1,28 @@
+import type { Invariant } from '../../verify/invariants.js';
+import type { Key } from '../../storage/store.js';
+import type { LinkRecord } from './link-store.js';
+
+/** Every magic link is indexed under its user, and every index entry names a link (see MagicLinks). */
+export const magicLinkInvariants: Invariant[] = [
+  {
+    name: 'magic link index',
+    check(deps) {
+      const problems: string[] = [];
+      const links = deps.store.db<LinkRecord>('magic_links');
+      const byUser = deps.store.db<true>('user_magic_links');
+      for (const { key, value } of links.getRange({})) {
+        if (!byUser.doesExist([value.appId, value.userId, value.expiresAt, key as string])) {
+          problems.push(`a link of user ${value.userId} of ${value.appId} is not indexed`);
+        }
+      }
+      for (const key of byUser.getKeys({})) {
+        const [appId, userId, expiresAt, ref] = key as Key[];
+        const link = links.get(ref);
+        if (!link || link.appId !== appId || link.userId !== userId || link.expiresAt !== expiresAt) {
+          problems.push(`index entry of user ${String(userId)} of ${String(appId)} names no such link`);
+        }
+      }
+      return problems;
+    },
+  },
+];

@@ -1,0 +1,115 @@
+import { randomToken } from '../../lib/ids.js';
+import { hmacSecret } from '../../lib/secrets.js';
+import type { Turn } from '../../runtime/runtime.js';
+import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
+import type { AddressKind } from '../users/addresses.js';
+import type { LinkPurpose, LinkPurposes } from './purposes.js';
+
+/** A spent or expired link still answers 410 for this long after its expiry; then it is forgotten (404). */
+export const SPENT_LINK_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+export type LinkState = 'pending' | 'used' | 'revoked';
+
+export interface LinkRecord {
+  appId: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number;
+  redirectUrl?: string;
+  /** The address the link was sent to: redeeming it proves control of it. */
+  address?: { kind: AddressKind; value: string };
+  purpose: LinkPurpose;
+  state: LinkState;
+}
+
+export interface NewLink {
+  appId: string;
+  userId: string;
+  expiresAt: number;
+  redirectUrl?: string;
+  address?: { kind: AddressKind; value: string };
+  purpose: LinkPurpose;
+}
+
+/**
+ * Magic links: `<public url>/hub/auth/magic/<id>`, the id 256 random bits, stored only as its HMAC.
+ * A link is single use; spending or revoking it keeps a tombstone so a second try answers 410.
+ *
+ * Tables: `magic_links` [hash] → LinkRecord; `user_magic_links` [appId, userId, expiresAt, hash],
+ * so a user's live links are one key range and its long-dead ones a range prefix.
+ *
+ * For other features (group invites): `create(turn, …)` inside the turn that creates the invite,
+ * holding the user's lock (`userLock`), keeps the returned `ref` to `revoke(turn, ref)` later; the
+ * invite is accepted on redemption by the `invite` handler registered in `LinkPurposes`.
+ */
+export class MagicLinks {
+  private readonly links: Database<LinkRecord, Key>;
+  private readonly byUser: Database<true, Key>;
+
+  constructor(
+    store: Store,
+    private readonly pepper: Buffer,
+    private readonly publicUrl: string,
+    readonly purposes: LinkPurposes,
+  ) {
+    this.links = store.db<LinkRecord>('magic_links');
+    this.byUser = store.db<true>('user_magic_links');
+  }
+
+  private hash(id: string): string {
+    return hmacSecret(this.pepper, id).toString('base64url');
+  }
+
+  /**
+   * Stages a new link in `turn` (which must hold the user's lock) and answers its URL, shown once,
+   * and `ref`, the stored name by which its creator may revoke it.
+   */
+  create(turn: Turn, request: NewLink): { link: string; ref: string } {
+    const { purpose } = request;
+    this.purposes.handlerOf(purpose.kind)?.check(turn, { appId: request.appId, userId: request.userId, purpose });
+    this.pruneSpent(turn, request.appId, request.userId);
+    const id = randomToken();
+    const ref = this.hash(id);
+    const record: LinkRecord = { ...request, createdAt: turn.now, state: 'pending' };
+    turn.put(this.links, ref, record);
+    turn.put(this.byUser, [request.appId, request.userId, request.expiresAt, ref], true);
+    return { link: `${this.publicUrl}/hub/auth/magic/${id}`, ref };
+  }
+
+  /** The committed record of a link id, with its ref. */
+  find(id: string): { ref: string; record: LinkRecord } | undefined {
+    const ref = this.hash(id);
+    const record = this.links.get(ref);
+    return record ? { ref, record } : undefined;
+  }
+
+  /** Re-reads a link inside a turn that holds its user's lock. */
+  current(ref: string): LinkRecord | undefined {
+    return this.links.get(ref);
+  }
+
+  spend(turn: Turn, ref: string, record: LinkRecord): void {
+    turn.put(this.links, ref, { ...record, state: 'used' } satisfies LinkRecord);
+  }
+
+  /** Kills one pending link (a deleted invite's). */
+  revoke(turn: Turn, ref: string): void {
+    const record = this.links.get(ref);
+    if (record?.state === 'pending') turn.put(this.links, ref, { ...record, state: 'revoked' } satisfies LinkRecord);
+  }
+
+  /** Kills every pending, unexpired link of a user (sign-out). */
+  revokeAll(turn: Turn, appId: string, userId: string): void {
+    for (const key of this.byUser.getKeys({ start: [appId, userId, turn.now], end: [appId, userId, HIGH_KEY] })) {
+      this.revoke(turn, (key as Key[])[3] as string);
+    }
+  }
+
+  private pruneSpent(turn: Turn, appId: string, userId: string): void {
+    const end = [appId, userId, turn.now - SPENT_LINK_RETENTION_MS];
+    for (const key of this.byUser.getKeys({ start: [appId, userId, 0], end })) {
+      turn.del(this.byUser, key as Key[]);
+      turn.del(this.links, (key as Key[])[3]);
+    }
+  }
+}

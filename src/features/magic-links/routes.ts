@@ -1,0 +1,141 @@
+import { callerAppId } from '../../auth/platform-auth.js';
+import { callerUser } from '../../auth/bearer-auth.js';
+import { ApiError, unavailable, validationError } from '../../lib/errors.js';
+import { parseJsonBody } from '../../lib/validate.js';
+import { ok, redirect } from '../../http/reply.js';
+import type { Route } from '../../http/route.js';
+import type { RequestContext } from '../../http/context.js';
+import type { Deps } from '../../deps.js';
+import { userLock, type UserRef } from '../users/directory.js';
+import { FIELD_OF } from '../users/addresses.js';
+import { applyProfileChange } from '../users/profile-change.js';
+import type { LinkPurpose } from './purposes.js';
+import { redeemLink } from './redeem.js';
+import { MeMagicSchema, PlatformMagicSchema } from './schemas.js';
+
+/** An ensure-then-link turn whose user turned out other than the one locked (a concurrent create): retried. */
+const ENSURE_ATTEMPTS = 3;
+
+/** 400 `E_VALIDATION` naming `data.<field>` unless `data` is a valid platform write of a new profile. */
+function checkProfileData(deps: Deps, appId: string, data: Record<string, unknown>): void {
+  const rules = {
+    schema: deps.apps.require(appId).schema,
+    writer: 'app' as const,
+    mode: 'replace' as const,
+    userId: '',
+    reservedNamespace: deps.config.names.reservedNamespace,
+  };
+  try {
+    applyProfileChange({ data: {}, attributes: {} }, { data, files: {} }, rules);
+  } catch (error) {
+    if (!(error instanceof ApiError) || !error.fieldErrors) throw error;
+    const named = Object.entries(error.fieldErrors).map(([name, messages]) => [`data.${name}`, messages]);
+    throw validationError(Object.fromEntries(named));
+  }
+}
+
+const wantsJson = (ctx: RequestContext) => (ctx.headers.accept ?? '').toLowerCase().includes('application/json');
+
+export function magicLinkRoutes(deps: Deps): Route[] {
+  const { runtime, users, magicLinks } = deps;
+
+  /**
+   * The platform request, checked whole: which address, that `data` holds it, and that `data` would
+   * make a valid profile of the app (it shapes the user if one is created).
+   */
+  function parsePlatformRequest(ctx: RequestContext, appId: string) {
+    const body = parseJsonBody(ctx, PlatformMagicSchema);
+    const { verification_type: type, verification_mode: mode } = body;
+    if (type && mode && type !== mode) {
+      throw validationError({ verification_mode: ['must equal verification_type when both are given'] });
+    }
+    const kind = type ?? mode;
+    if (!kind) throw validationError({ verification_type: ['is required (email or phone)'] });
+    const field = FIELD_OF[kind];
+    const address = body.data[field];
+    if (typeof address !== 'string') {
+      throw validationError({ [`data.${field}`]: [`is required for verification_type ${kind}`] });
+    }
+    checkProfileData(deps, appId, body.data);
+    if (body.group_to_join && !magicLinks.purposes.has('join_group')) {
+      throw validationError({ group_to_join: ['joining groups through a link is not available yet'] });
+    }
+    return { ...body, kind, address };
+  }
+
+  return [
+    {
+      method: 'POST',
+      path: '/hub/auth/magic',
+      before: [deps.requireApp],
+      async handle(ctx) {
+        const appId = callerAppId(ctx.caller);
+        const request = parsePlatformRequest(ctx, appId);
+        const ref: UserRef = request.user_id
+          ? { user_id: request.user_id }
+          : request.kind === 'email'
+            ? { email: request.address }
+            : { phone: request.address };
+        const purpose: LinkPurpose = request.group_to_join
+          ? { kind: 'join_group', groupId: request.group_to_join }
+          : { kind: 'sign_in' };
+        for (let attempt = 1; ; attempt++) {
+          const plan = users.planEnsure(appId, ref);
+          // The user found by address must be locked too: its links are revoked under its lock.
+          const found = 'user_id' in ref ? [] : users.findByAddress(appId, request.kind, request.address);
+          const locks = [...plan.locks, ...found.slice(0, 1).map((id) => userLock(appId, id))];
+          const made = await runtime.run(locks, (turn) => {
+            const { userId } = plan.apply(turn, request.data);
+            if (!locks.includes(userLock(appId, userId))) return undefined;
+            const { link } = magicLinks.create(turn, {
+              appId,
+              userId,
+              expiresAt: turn.now + request.expiration,
+              redirectUrl: request.redirect_url,
+              address: { kind: request.kind, value: request.address },
+              purpose,
+            });
+            return { link, app_user_id: userId };
+          });
+          if (made) return ok(made);
+          if (attempt === ENSURE_ATTEMPTS) throw unavailable('The user changed while the link was made; try again');
+        }
+      },
+    },
+    {
+      method: 'POST',
+      path: '/me/auth/magic',
+      before: [deps.requireUser],
+      async handle(ctx) {
+        const { appId, userId } = callerUser(ctx);
+        const body = parseJsonBody(ctx, MeMagicSchema);
+        const { link } = await runtime.run([userLock(appId, userId)], (turn) =>
+          magicLinks.create(turn, {
+            appId,
+            userId,
+            expiresAt: turn.now + body.expiration,
+            redirectUrl: body.redirect_url,
+            purpose: { kind: 'sign_in' },
+          }),
+        );
+        return ok({ link, app_user_id: userId });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/hub/auth/magic/:id',
+      async handle(ctx) {
+        const { tokens, link } = await redeemLink(deps, ctx.params.id);
+        const { appId, userId, redirectUrl } = link;
+        if (!redirectUrl || wantsJson(ctx)) {
+          return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: redirectUrl ?? null });
+        }
+        // Invite links may carry a relative location: it is relative to the service's public URL.
+        const target = new URL(redirectUrl, deps.config.publicUrl);
+        const fragment = { ...tokens, expires_in: String(tokens.expires_in), app_user_id: userId, app_id: appId };
+        target.hash = new URLSearchParams(fragment).toString();
+        return redirect(target.toString());
+      },
+    },
+  ];
+}

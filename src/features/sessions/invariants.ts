@@ -1,0 +1,37 @@
+import type { Invariant } from '../../verify/invariants.js';
+import type { Key } from '../../storage/store.js';
+import type { RefreshRecord } from './session-store.js';
+
+/** Sessions, refresh tokens and the per-session chain agree (see SessionStore for the tables). */
+export const sessionInvariants: Invariant[] = [
+  {
+    name: 'refresh token chains',
+    check(deps) {
+      const problems: string[] = [];
+      const sessions = deps.store.db<{ current: string }>('sessions');
+      const tokens = deps.store.db<RefreshRecord>('refresh_tokens');
+      const chain = deps.store.db<true>('session_tokens');
+      const chained = new Set<string>();
+      for (const key of chain.getKeys({})) {
+        const [appId, userId, sid, expiresAt, hash] = key as Key[];
+        chained.add(String(hash));
+        const token = tokens.get(hash);
+        if (!token) problems.push(`chain entry of session ${String(sid)} names no refresh token`);
+        else if (token.appId !== appId || token.userId !== userId || token.sid !== sid || token.expiresAt !== expiresAt) {
+          problems.push(`refresh token of session ${String(sid)} disagrees with its chain entry`);
+        }
+        if (!sessions.doesExist([appId, userId, sid])) problems.push(`chain entry names no session ${String(sid)}`);
+      }
+      for (const hash of tokens.getKeys({})) {
+        if (!chained.has(String(hash))) problems.push('a refresh token is in no session chain');
+      }
+      for (const { key, value } of sessions.getRange({})) {
+        const token = tokens.get(value.current);
+        if (!token || token.sid !== (key as Key[])[2]) {
+          problems.push(`session ${String((key as Key[])[2])} has no current refresh token`);
+        }
+      }
+      return problems;
+    },
+  },
+];

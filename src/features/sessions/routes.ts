@@ -1,0 +1,61 @@
+import { callerUser } from '../../auth/bearer-auth.js';
+import { parseJsonBody } from '../../lib/validate.js';
+import { noContent, ok } from '../../http/reply.js';
+import type { Route } from '../../http/route.js';
+import type { Deps } from '../../deps.js';
+import { refreshSession } from './refresh.js';
+import { RefreshSchema, SignOutSchema } from './schemas.js';
+import { signOut } from './sign-out.js';
+
+/** Discovery (RFC 8414), the JWKS, refresh, and both sign-out routes. */
+export function sessionRoutes(deps: Deps): Route[] {
+  const base = deps.config.publicUrl;
+  const discovery = {
+    issuer: base,
+    jwks_uri: `${base}/hub/auth/keys`,
+    token_endpoint: `${base}/hub/auth/token`,
+    grant_types_supported: ['refresh_token'],
+    token_endpoint_auth_methods_supported: ['none'],
+    response_types_supported: [],
+  };
+  return [
+    {
+      method: 'GET',
+      path: '/hub/auth/keys',
+      async handle() {
+        await deps.signingKeys.refresh();
+        return ok(deps.signingKeys.jwks());
+      },
+    },
+    { method: 'GET', path: '/hub/auth/.well-known/oauth-authorization-server', handle: () => ok(discovery) },
+    {
+      method: 'POST',
+      path: '/hub/auth/token',
+      async handle(ctx) {
+        const { refresh_token } = parseJsonBody(ctx, RefreshSchema);
+        return ok(await refreshSession(deps, refresh_token));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/applications/:app/users/:user/signout',
+      before: [deps.requireApp],
+      async handle(ctx) {
+        const { sign_out_all } = parseJsonBody(ctx, SignOutSchema);
+        await signOut(deps, ctx.params.app, ctx.params.user, { kind: sign_out_all ? 'everywhere' : 'refresh' });
+        return noContent();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/me/applications/:app/signout',
+      before: [deps.requireUser],
+      async handle(ctx) {
+        const { sign_out_all } = parseJsonBody(ctx, SignOutSchema);
+        const { appId, userId, sessionId } = callerUser(ctx);
+        await signOut(deps, appId, userId, sign_out_all ? { kind: 'everywhere' } : { kind: 'session', sid: sessionId });
+        return noContent();
+      },
+    },
+  ];
+}

@@ -1,0 +1,12 @@
+import * as v from 'valibot';
+
+/** `POST /hub/auth/token`; `grant_type` is accepted for OAuth clients that always send it. */
+export const RefreshSchema = v.strictObject({
+  refresh_token: v.pipe(v.string('is required'), v.minLength(1, 'is required'), v.maxLength(512)),
+  grant_type: v.optional(v.literal('refresh_token', 'must be refresh_token')),
+});
+
+/** Both sign-out routes; the body is optional. */
+export const SignOutSchema = v.strictObject({
+  sign_out_all: v.optional(v.boolean('must be true or false'), false),
+});

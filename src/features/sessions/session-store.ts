@@ -1,0 +1,129 @@
+import { newSessionId } from '../../auth/access-tokens.js';
+import { randomToken } from '../../lib/ids.js';
+import { hmacSecret } from '../../lib/secrets.js';
+import type { Turn } from '../../runtime/runtime.js';
+import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
+import type { UserView } from '../users/directory.js';
+
+/** A refresh token lives this long after it was issued; each refresh issues a new one (sliding). */
+export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
+
+/** A session's start is in its ID (`sessionStart`). */
+interface SessionRecord {
+  /** Hash of the one refresh token of this session that may still be used. */
+  current: string;
+  /** When `current` expires: after that the session is over. */
+  expiresAt: number;
+}
+
+/** What a refresh token's hash points at; kept after use, so a second use is recognised as reuse. */
+export interface RefreshRecord {
+  appId: string;
+  userId: string;
+  sid: string;
+  expiresAt: number;
+}
+
+export type Rotation =
+  | { kind: 'rotated'; sid: string; refreshToken: string }
+  /** The token was valid once and has been used: its session must die. */
+  | { kind: 'reused'; sid: string }
+  | { kind: 'invalid' };
+
+/**
+ * Sessions and their refresh tokens. A session is one sign-in; its refresh tokens form a chain in
+ * which only the newest may be used. Tokens are stored only as HMACs under the pepper. Every write
+ * runs in a turn holding the user's lock, so reads of committed state inside it are current.
+ *
+ * Tables: `sessions` [appId, userId, sid] → SessionRecord; `refresh_tokens` [hash] → RefreshRecord;
+ * `session_tokens` [appId, userId, sid, expiresAt, hash]: the chain, so a user's or a session's
+ * tokens are a key range, and expired ones a range prefix.
+ */
+export class SessionStore {
+  private readonly sessions: Database<SessionRecord, Key>;
+  private readonly tokens: Database<RefreshRecord, Key>;
+  private readonly chain: Database<true, Key>;
+
+  constructor(
+    store: Store,
+    private readonly pepper: Buffer,
+  ) {
+    this.sessions = store.db<SessionRecord>('sessions');
+    this.tokens = store.db<RefreshRecord>('refresh_tokens');
+    this.chain = store.db<true>('session_tokens');
+  }
+
+  private hash(refreshToken: string): string {
+    return hmacSecret(this.pepper, refreshToken).toString('base64url');
+  }
+
+  /** The committed record of a refresh token, to know whose lock to take. */
+  lookup(refreshToken: string): RefreshRecord | undefined {
+    return this.tokens.get(this.hash(refreshToken));
+  }
+
+  /**
+   * Starts a session for `user` and answers its first refresh token. A session starts after the
+   * user's sign-out-everywhere watermark, even within the same millisecond as that sign-out.
+   */
+  start(turn: Turn, user: UserView): { sid: string; refreshToken: string } {
+    const { appId, id: userId, revokedBefore } = user.context;
+    this.pruneExpired(turn, appId, userId);
+    const sid = newSessionId(Math.max(turn.now, revokedBefore + 1));
+    const refreshToken = this.issue(turn, appId, userId, sid);
+    return { sid, refreshToken };
+  }
+
+  /** Spends `refreshToken` for its successor (the turn holds the token's user lock). */
+  rotate(turn: Turn, refreshToken: string): Rotation {
+    const hash = this.hash(refreshToken);
+    const record = this.tokens.get(hash);
+    if (!record || record.expiresAt <= turn.now) return { kind: 'invalid' };
+    const session = this.sessions.get([record.appId, record.userId, record.sid]);
+    if (!session) return { kind: 'invalid' };
+    if (session.current !== hash) return { kind: 'reused', sid: record.sid };
+    this.pruneChain(turn, record.appId, record.userId, record.sid, turn.now);
+    const successor = this.issue(turn, record.appId, record.userId, record.sid);
+    return { kind: 'rotated', sid: record.sid, refreshToken: successor };
+  }
+
+  /** Ends one session: none of its refresh tokens works any more. */
+  endSession(turn: Turn, appId: string, userId: string, sid: string): void {
+    turn.del(this.sessions, [appId, userId, sid]);
+    this.pruneChain(turn, appId, userId, sid, Infinity);
+  }
+
+  /** Ends every session of a user. */
+  endAll(turn: Turn, appId: string, userId: string): void {
+    for (const sid of this.sessions.getKeys({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })) {
+      this.endSession(turn, appId, userId, (sid as Key[])[2] as string);
+    }
+  }
+
+  private issue(turn: Turn, appId: string, userId: string, sid: string): string {
+    const refreshToken = randomToken();
+    const hash = this.hash(refreshToken);
+    const expiresAt = turn.now + REFRESH_TOKEN_TTL_MS;
+    turn.put(this.sessions, [appId, userId, sid], { current: hash, expiresAt } satisfies SessionRecord);
+    turn.put(this.tokens, hash, { appId, userId, sid, expiresAt } satisfies RefreshRecord);
+    turn.put(this.chain, [appId, userId, sid, expiresAt, hash], true);
+    return refreshToken;
+  }
+
+  /** Drops the session's tokens that expire before `until` (all of them for `Infinity`). */
+  private pruneChain(turn: Turn, appId: string, userId: string, sid: string, until: number): void {
+    const end = until === Infinity ? [appId, userId, sid, HIGH_KEY] : [appId, userId, sid, until];
+    for (const key of this.chain.getKeys({ start: [appId, userId, sid, 0], end })) {
+      turn.del(this.chain, key as Key[]);
+      turn.del(this.tokens, (key as Key[])[4]);
+    }
+  }
+
+  /** Sessions whose last refresh token has expired are over: forget them when the user signs in again. */
+  private pruneExpired(turn: Turn, appId: string, userId: string): void {
+    const range = this.sessions.getRange({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
+    for (const { key, value } of range) {
+      if (value.expiresAt <= turn.now) this.endSession(turn, appId, userId, (key as Key[])[2] as string);
+    }
+  }
+}

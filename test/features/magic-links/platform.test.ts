@@ -1,0 +1,219 @@
+import t from 'tap';
+import { startServer } from '../../helpers/server.js';
+import { linkPath, profileOf, requestLink, setUserState } from '../../helpers/sign-in.js';
+import { storeDigest } from '../../helpers/store-digest.js';
+import { manualClock } from '../../../src/lib/clock.js';
+
+t.test('a platform link ensures the user by address and signs it in once', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const made = await server.request('POST', '/hub/auth/magic', {
+    app: server.app,
+    body: { verification_type: 'email', data: { email: 'Ada@Example.com', first_name: 'Ada' } },
+  });
+  t.equal(made.status, 200);
+  t.same(Object.keys(made.body).sort(), ['app_user_id', 'link']);
+  const userId = made.body.app_user_id;
+  t.match(made.body.link, new RegExp(`^${server.deps.config.publicUrl}/hub/auth/magic/[A-Za-z0-9_-]{43}$`));
+
+  const fresh = profileOf(server, userId);
+  t.same(fresh.data, { email: 'Ada@Example.com', first_name: 'Ada', user_id: userId }, 'new user made from data');
+  t.equal(fresh.auth_level, 'unverified');
+  t.same(fresh.verified_data, {});
+
+  const again = await server.request('POST', '/hub/auth/magic', {
+    app: server.app,
+    body: { verification_mode: 'email', data: { email: 'ada@example.com', first_name: 'Other' } },
+  });
+  t.equal(again.body.app_user_id, userId, 'the same address finds the same user (alias verification_mode)');
+  t.equal(profileOf(server, userId).data.first_name, 'Ada', 'data only shapes a new user');
+  t.not(again.body.link, made.body.link);
+
+  clock.advance(60_000);
+  const redeemed = await server.request('GET', linkPath(made.body.link));
+  t.equal(redeemed.status, 200);
+  t.same(Object.keys(redeemed.body).sort(), [
+    'access_token',
+    'app_id',
+    'app_user_id',
+    'expires_in',
+    'redirect_url',
+    'refresh_token',
+    'token_type',
+  ]);
+  t.equal(redeemed.body.app_user_id, userId);
+  t.equal(redeemed.body.app_id, server.app.id);
+  t.equal(redeemed.body.redirect_url, null);
+  t.equal(redeemed.body.token_type, 'Bearer');
+  t.equal(redeemed.body.expires_in, 3600);
+
+  const signedIn = profileOf(server, userId);
+  t.same(signedIn.verified_data, { email: 'Ada@Example.com' }, 'the address the link was sent to is verified');
+  t.equal(signedIn.auth_level, 'verified');
+  const at = new Date(clock.now()).toISOString();
+  t.match(signedIn.meta, {
+    first_sign_in: at,
+    last_sign_in: at,
+    first_sign_in_method: 'magic_link',
+    last_sign_in_method: 'magic_link',
+  });
+
+  const me = await server.request('POST', '/me/auth/magic', { token: redeemed.body.access_token });
+  t.equal(me.status, 200, 'the access token works on /me');
+
+  const twice = await server.request('GET', linkPath(made.body.link));
+  t.equal(twice.status, 410);
+  t.equal(twice.body.code, 'E_LINK_EXPIRED');
+
+  const unknown = await server.request('GET', '/hub/auth/magic/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.code, 'E_LINK_NOT_FOUND');
+});
+
+t.test('expiry: default one hour, `expiration` honoured, checked against the injected clock', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const make = async (expiration?: string) => (await requestLink(server, 'ada@example.com', { expiration })).body.link as string;
+  const hourly = await make();
+  const halfHour = await make('30m');
+  const twoDays = await make('2d');
+  const month = await make('30d');
+
+  clock.advance(30 * 60_000);
+  t.equal((await server.request('GET', linkPath(halfHour))).status, 410, '30m link dead at 30 minutes');
+  clock.advance(30 * 60_000 - 1);
+  t.equal((await server.request('GET', linkPath(hourly))).status, 200, '1h link alive just before the hour');
+  clock.advance(2 * 86_400_000);
+  t.equal((await server.request('GET', linkPath(twoDays))).body.code, 'E_LINK_EXPIRED');
+  t.equal((await server.request('GET', linkPath(month))).status, 200);
+
+  // A week after its expiry a dead link is forgotten (when its user gets a new link): then it is unknown.
+  clock.advance(7 * 86_400_000);
+  t.equal((await server.request('GET', linkPath(halfHour))).status, 410, 'still remembered');
+  await make();
+  t.equal((await server.request('GET', linkPath(halfHour))).status, 404, 'forgotten');
+  t.equal((await server.request('GET', linkPath(month))).status, 410, 'a used link within retention still answers 410');
+});
+
+t.test('a phone link verifies the phone number; user_id names (or creates) the user', async (t) => {
+  const server = await startServer(t);
+  const made = await server.request('POST', '/hub/auth/magic', {
+    app: server.app,
+    body: { verification_type: 'phone', data: { phone_number: '+1 555 0100' }, user_id: 'ext-42' },
+  });
+  t.equal(made.status, 200);
+  t.equal(made.body.app_user_id, 'ext-42');
+  t.equal(profileOf(server, 'ext-42').data.phone_number, '+1 555 0100');
+  await server.request('GET', linkPath(made.body.link));
+  const profile = profileOf(server, 'ext-42');
+  t.same(profile.verified_data, { phone_number: '+1 555 0100' });
+  t.equal(profile.auth_level, 'verified');
+});
+
+t.test('302 to redirect_url with the tokens in the fragment; JSON when asked for', async (t) => {
+  const server = await startServer(t);
+  const make = async () =>
+    (await requestLink(server, 'ada@example.com', { redirect_url: 'https://app.example.com/welcome?x=1#old' })).body;
+  const browser = await make();
+  const res = await server.request('GET', linkPath(browser.link), { headers: { accept: 'text/html' } });
+  t.equal(res.status, 302);
+  const location = new URL(res.headers.get('location')!);
+  t.equal(`${location.origin}${location.pathname}${location.search}`, 'https://app.example.com/welcome?x=1');
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  t.same([...fragment.keys()].sort(), ['access_token', 'app_id', 'app_user_id', 'expires_in', 'refresh_token', 'token_type']);
+  t.equal(fragment.get('app_user_id'), browser.app_user_id);
+  t.equal(fragment.get('app_id'), server.app.id);
+  const me = await server.request('POST', '/me/auth/magic', { token: fragment.get('access_token')! });
+  t.equal(me.status, 200, 'the fragment token works');
+  const refreshed = await server.request('POST', '/hub/auth/token', { body: { refresh_token: fragment.get('refresh_token') } });
+  t.equal(refreshed.status, 200, 'the fragment refresh token works');
+
+  const api = await make();
+  const json = await server.request('GET', linkPath(api.link), { headers: { accept: 'application/json' } });
+  t.equal(json.status, 200);
+  t.equal(json.body.redirect_url, 'https://app.example.com/welcome?x=1#old');
+  t.type(json.body.access_token, 'string');
+});
+
+t.test('a disabled user cannot redeem its link, which stays usable once enabled', async (t) => {
+  const server = await startServer(t);
+  const made = await requestLink(server, 'ada@example.com');
+  const userId = made.body.app_user_id;
+  await setUserState(server, userId, 'disabled');
+  const refused = await server.request('GET', linkPath(made.body.link));
+  t.equal(refused.status, 401);
+  t.equal(refused.body.code, 'E_USER_DISABLED');
+  t.same(profileOf(server, userId).verified_data, {}, 'nothing changed');
+  await setUserState(server, userId, 'enabled');
+  t.equal((await server.request('GET', linkPath(made.body.link))).status, 200);
+});
+
+t.test('bad requests answer 400 with field_errors and create nothing', async (t) => {
+  const server = await startServer(t);
+  const cases: Array<[unknown, string]> = [
+    [{ data: { email: 'a@example.com' } }, 'verification_type'],
+    [{ verification_type: 'fax', data: { email: 'a@example.com' } }, 'verification_type'],
+    [{ verification_type: 'email', verification_mode: 'phone', data: { email: 'a@example.com' } }, 'verification_mode'],
+    [{ verification_type: 'email', data: { first_name: 'A' } }, 'data.email'],
+    [{ verification_type: 'email', data: { email: 'not-an-address' } }, 'data.email'],
+    [{ verification_type: 'phone', data: { email: 'a@example.com' } }, 'data.phone_number'],
+    [{ verification_type: 'phone', data: { phone_number: 'call me' } }, 'data.phone_number'],
+    [{ verification_type: 'email', data: { email: 'a@example.com', user_id: 'x' } }, 'data'],
+    [{ verification_type: 'email', data: 'a@example.com' }, 'data'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '31d' }, 'expiration'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '1w' }, 'expiration'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '0h' }, 'expiration'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: 'javascript:alert(1)' }, 'redirect_url'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: '/relative' }, 'redirect_url'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, user_id: 'has space' }, 'user_id'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, group_to_join: 'nope' }, 'group_to_join'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, surprise: true }, 'surprise'],
+  ];
+  const before = storeDigest(server.deps.store);
+  for (const [body, field] of cases) {
+    const res = await server.request('POST', '/hub/auth/magic', { app: server.app, body });
+    t.equal(res.status, 400, JSON.stringify(body));
+    t.equal(res.body.code, 'E_VALIDATION');
+    t.ok(Object.keys(res.body.field_errors ?? {}).some((key) => key.startsWith(field)), `${field} named: ${res.text}`);
+  }
+  t.equal(storeDigest(server.deps.store), before, 'nothing was stored');
+
+  const noAuth = await server.request('POST', '/hub/auth/magic', { body: cases[0][0] });
+  t.equal(noAuth.status, 401);
+  const wrongSecret = await requestLink(server, 'a@example.com', {}, { ...server.app, secret: 'sec_wrong' });
+  t.equal(wrongSecret.status, 401);
+});
+
+t.test('group_to_join is validated, and refused while no feature joins groups through links', async (t) => {
+  const server = await startServer(t);
+  const res = await requestLink(server, 'a@example.com', { group_to_join: 'group_01JD0000000000000000000000' });
+  t.equal(res.status, 400);
+  t.ok(res.body.field_errors.group_to_join);
+  t.equal(server.deps.users.count(server.app.id), 0);
+});
+
+t.test('two redemptions racing for one link: exactly one wins', async (t) => {
+  const server = await startServer(t);
+  const made = await requestLink(server, 'ada@example.com');
+  const answers = await Promise.all(Array.from({ length: 5 }, () => server.request('GET', linkPath(made.body.link))));
+  t.same(answers.map((a) => a.status).sort(), [200, 410, 410, 410, 410]);
+});
+
+t.test('data is checked against the app schema, and shapes the new user', async (t) => {
+  const server = await startServer(t);
+  await server.deps.apps.update(server.app.id, {
+    schema: { fields: { age: { type: 'number' } }, allow_unknown_fields: false },
+  });
+  const before = storeDigest(server.deps.store);
+  const wrongType = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com', age: 'old' } });
+  t.equal(wrongType.status, 400);
+  t.equal(wrongType.body.code, 'E_VALIDATION');
+  t.ok(wrongType.body.field_errors['data.age']);
+  const unknown = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com', nickname: 'A' } });
+  t.ok(unknown.body.field_errors['data.nickname']);
+  t.equal(storeDigest(server.deps.store), before, 'nothing was stored');
+
+  const made = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com', age: 36 } });
+  t.equal(made.status, 200);
+  t.same(profileOf(server, made.body.app_user_id).data, { email: 'ada@example.com', age: 36, user_id: made.body.app_user_id });
+});

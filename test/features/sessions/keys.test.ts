@@ -1,0 +1,118 @@
+import t from 'tap';
+import { createPublicKey, verify } from 'node:crypto';
+import { startServer } from '../../helpers/server.js';
+import { signInByLink } from '../../helpers/sign-in.js';
+import { manualClock } from '../../../src/lib/clock.js';
+import { rotateSigningKeys } from '../../../src/auth/signing-keys.js';
+
+const decodePart = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+
+/** Checks a JWT's signature against a JWKS with node:crypto alone (not the code under test). */
+function verifiedByJwks(token: string, jwks: { keys: any[] }): boolean {
+  const [header, payload, signature] = token.split('.');
+  const jwk = jwks.keys.find((k) => k.kid === decodePart(header).kid);
+  if (!jwk) return false;
+  const key = createPublicKey({ key: jwk, format: 'jwk' });
+  return verify(null, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url'));
+}
+
+t.test('discovery document names absolute URLs under SVC_PUBLIC_URL', async (t) => {
+  const server = await startServer(t, { env: { SVC_PUBLIC_URL: 'https://id.example.com/base/' } });
+  const res = await server.request('GET', '/hub/auth/.well-known/oauth-authorization-server');
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('cache-control'), 'no-store');
+  t.same(res.body, {
+    issuer: 'https://id.example.com/base',
+    jwks_uri: 'https://id.example.com/base/hub/auth/keys',
+    token_endpoint: 'https://id.example.com/base/hub/auth/token',
+    grant_types_supported: ['refresh_token'],
+    token_endpoint_auth_methods_supported: ['none'],
+    response_types_supported: [],
+  });
+});
+
+t.test('an access token carries exactly the ADDENDUM §4 claims and verifies against the JWKS', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  const jwks = (await server.request('GET', '/hub/auth/keys')).body;
+  t.equal(jwks.keys.length, 1);
+  t.match(jwks.keys[0], { kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig', kid: /^sig-\d+$/ });
+  t.notOk('d' in jwks.keys[0], 'no private part is published');
+
+  t.ok(verifiedByJwks(signedIn.access_token, jwks), 'signature checks out with node:crypto');
+  const [header, payload] = signedIn.access_token.split('.');
+  t.same(decodePart(header), { alg: 'EdDSA', kid: jwks.keys[0].kid, typ: 'JWT' });
+  const claims = decodePart(payload);
+  const iat = Math.floor(clock.now() / 1000);
+  const prefix = 'https://auth.svc.io/';
+  t.same(Object.keys(claims).sort(), [
+    'aud',
+    'exp',
+    'iat',
+    'iss',
+    'jti',
+    'sid',
+    'sub',
+    `${prefix}app_user_id`,
+    `${prefix}auth_level`,
+    `${prefix}is_verified_user`,
+  ].sort());
+  t.equal(claims.iss, server.deps.config.publicUrl);
+  t.equal(claims.sub, signedIn.app_user_id);
+  t.same(claims.aud, [`app:${server.app.id}`]);
+  t.equal(claims.iat, iat);
+  t.equal(claims.exp, iat + 3600);
+  t.match(claims.jti, /^[0-9a-f-]{36}$/);
+  t.match(claims.sid, /^sess_[0-9A-Z]{26}$/);
+  t.equal(claims[`${prefix}app_user_id`], signedIn.app_user_id);
+  t.equal(claims[`${prefix}auth_level`], 'verified');
+  t.equal(claims[`${prefix}is_verified_user`], true);
+
+  const forged = Buffer.from(JSON.stringify({ ...claims, sub: 'someone_else' })).toString('base64url');
+  t.notOk(verifiedByJwks(`${header}.${forged}.${signedIn.access_token.split('.')[2]}`, jwks), 'the check itself can fail');
+});
+
+t.test('rotation keeps the old public key published and valid until its tokens have expired', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const before = await signInByLink(server, 'ada@example.com');
+  const oldKid = (await server.request('GET', '/hub/auth/keys')).body.keys[0].kid;
+
+  clock.advance(10 * 60_000);
+  const rotated = await rotateSigningKeys(server.deps.signingKeys);
+  t.not(rotated.kid, oldKid);
+  t.same(rotated.published.sort(), [oldKid, rotated.kid].sort());
+  const jwks = (await server.request('GET', '/hub/auth/keys')).body;
+  t.same(jwks.keys.map((k: any) => k.kid).sort(), [oldKid, rotated.kid].sort());
+
+  const after = await signInByLink(server, 'bob@example.com');
+  t.equal(decodePart(after.access_token.split('.')[0]).kid, rotated.kid, 'the new key signs');
+  t.ok(verifiedByJwks(after.access_token, jwks));
+  t.ok(verifiedByJwks(before.access_token, jwks), 'tokens of the old key still verify');
+  const stillWorks = await server.request('POST', '/me/auth/magic', { token: before.access_token });
+  t.equal(stillWorks.status, 200, 'the service still accepts the old key');
+
+  // The old key's last token expired one TTL after the rotation; the next rotation drops it.
+  clock.advance(3600_000 + 1);
+  const again = await rotateSigningKeys(server.deps.signingKeys);
+  t.same(again.published.sort(), [rotated.kid, again.kid].sort(), 'the retired key is gone');
+  const finalJwks = (await server.request('GET', '/hub/auth/keys')).body;
+  t.notOk(finalJwks.keys.some((k: any) => k.kid === oldKid));
+});
+
+t.test('keys rotated by another process are picked up', async (t) => {
+  const clock = manualClock();
+  const dataDir = t.testdir();
+  const server = await startServer(t, { clock, dataDir });
+  const first = (await server.request('GET', '/hub/auth/keys')).body.keys.map((k: any) => k.kid);
+  // A second handle on the same data dir stands in for the CLI.
+  const { SigningKeys } = await import('../../../src/auth/signing-keys.js');
+  clock.advance(5_000);
+  const other = await SigningKeys.open(server.deps.store, clock, 3600_000);
+  const { kid } = await rotateSigningKeys(other);
+  const published = (await server.request('GET', '/hub/auth/keys')).body.keys.map((k: any) => k.kid);
+  t.same(published.sort(), [...first, kid].sort());
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  t.equal(decodePart(signedIn.access_token.split('.')[0]).kid, kid, 'the server signs with the newest key');
+});

@@ -1,0 +1,103 @@
+import t from 'tap';
+import { startServer } from '../../helpers/server.js';
+import { meProbe as probe, profileOf, refreshWith as refresh, setUserState, signInByLink } from '../../helpers/sign-in.js';
+import { manualClock } from '../../../src/lib/clock.js';
+
+t.test('a refresh token is spent for a new pair, once', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const first = await signInByLink(server, 'ada@example.com');
+
+  clock.advance(5 * 60_000);
+  const second = await refresh(server, first.refresh_token);
+  t.equal(second.status, 200);
+  t.same(Object.keys(second.body).sort(), ['access_token', 'expires_in', 'refresh_token', 'token_type']);
+  t.not(second.body.refresh_token, first.refresh_token);
+  t.not(second.body.access_token, first.access_token);
+  const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+  t.equal(claims(second.body.access_token).sid, claims(first.access_token).sid, 'same session');
+  t.equal(claims(second.body.access_token).iat, Math.floor(clock.now() / 1000));
+  t.equal((await probe(server, second.body.access_token)).status, 200);
+
+  const profile = profileOf(server, first.app_user_id);
+  t.equal(profile.meta.last_sign_in_method, 'refresh_token');
+  t.equal(profile.meta.first_sign_in_method, 'magic_link');
+
+  const withGrant = await server.request('POST', '/hub/auth/token', {
+    body: { refresh_token: second.body.refresh_token, grant_type: 'refresh_token' },
+  });
+  t.equal(withGrant.status, 200, 'grant_type is accepted');
+});
+
+t.test('a reused refresh token answers 400 and kills its whole session', async (t) => {
+  const server = await startServer(t);
+  const stolen = await signInByLink(server, 'ada@example.com');
+  const other = await signInByLink(server, 'ada@example.com');
+  const rightful = await refresh(server, stolen.refresh_token);
+  t.equal(rightful.status, 200);
+
+  const reuse = await refresh(server, stolen.refresh_token);
+  t.equal(reuse.status, 400);
+  t.equal(reuse.body.code, 'E_INVALID_REFRESH_TOKEN');
+
+  const sibling = await refresh(server, rightful.body.refresh_token);
+  t.equal(sibling.status, 400, "the session's newest refresh token is dead too");
+  const access = await probe(server, rightful.body.access_token);
+  t.equal(access.status, 401, "the session's access token is refused");
+  t.equal(access.body.code, 'E_TOKEN_REVOKED');
+  t.equal((await probe(server, stolen.access_token)).body.code, 'E_TOKEN_REVOKED');
+
+  t.equal((await probe(server, other.access_token)).status, 200, 'another session of the user lives on');
+  t.equal((await refresh(server, other.refresh_token)).status, 200);
+});
+
+t.test('unknown, malformed and expired refresh tokens', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const unknown = await refresh(server, 'x'.repeat(43));
+  t.equal(unknown.status, 400);
+  t.equal(unknown.body.code, 'E_INVALID_REFRESH_TOKEN');
+
+  for (const bad of [undefined, '', 42]) {
+    const res = await refresh(server, bad);
+    t.equal(res.status, 400);
+    t.equal(res.body.code, 'E_VALIDATION');
+    t.ok(res.body.field_errors.refresh_token);
+  }
+  const noBody = await server.request('POST', '/hub/auth/token');
+  t.equal(noBody.body.code, 'E_VALIDATION');
+
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  clock.advance(30 * 86_400_000);
+  const expired = await refresh(server, signedIn.refresh_token);
+  t.equal(expired.status, 400, 'a refresh token lives 30 days');
+  t.equal(expired.body.code, 'E_INVALID_REFRESH_TOKEN');
+});
+
+t.test('a disabled user can neither refresh nor use its access token', async (t) => {
+  const server = await startServer(t);
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  await setUserState(server, signedIn.app_user_id, 'disabled');
+  const disabled = { status: 401, body: { code: 'E_USER_DISABLED' } };
+  t.match(await probe(server, signedIn.access_token), disabled, 'the access token is refused');
+  t.match(await refresh(server, signedIn.refresh_token), disabled, 'so is the refresh token');
+
+  await setUserState(server, signedIn.app_user_id, 'enabled');
+  t.equal((await refresh(server, signedIn.refresh_token)).status, 200, 'the refused refresh spent nothing');
+});
+
+t.test('an expired access token answers E_TOKEN_EXPIRED; a token for another app 403', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  const otherApp = await server.request('POST', '/me/applications/app_01JD0000000000000000000000/signout', {
+    token: signedIn.access_token,
+  });
+  t.equal(otherApp.status, 403);
+  t.equal(otherApp.body.code, 'E_FORBIDDEN');
+  clock.advance(3600_000);
+  const expired = await probe(server, signedIn.access_token);
+  t.equal(expired.status, 401);
+  t.equal(expired.body.code, 'E_TOKEN_EXPIRED');
+  t.equal((await refresh(server, signedIn.refresh_token)).status, 200, 'the refresh token outlives it');
+});

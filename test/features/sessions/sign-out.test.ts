@@ -1,0 +1,128 @@
+import t, { type Test } from 'tap';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { linkPath, meProbe as probe, refreshWith as refresh, requestLink, signInByLink, type SignedIn } from '../../helpers/sign-in.js';
+import { manualClock } from '../../../src/lib/clock.js';
+
+const platformSignOut = (server: TestServer, userId: string, body?: unknown) =>
+  server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body });
+const meSignOut = (server: TestServer, token: string, body?: unknown) =>
+  server.request('POST', `/me/applications/${server.app.id}/signout`, { token, body });
+const pendingLink = async (server: TestServer, email: string) => (await requestLink(server, email)).body.link as string;
+const redeem = (server: TestServer, link: string) => server.request('GET', linkPath(link));
+
+/** Both the access and the refresh token of `session` are refused. */
+async function assertDead(t: Test, server: TestServer, session: SignedIn) {
+  const access = await probe(server, session.access_token);
+  t.equal(access.status, 401);
+  t.equal(access.body.code, 'E_TOKEN_REVOKED');
+  const refreshed = await refresh(server, session.refresh_token);
+  t.equal(refreshed.status, 400);
+  t.equal(refreshed.body.code, 'E_INVALID_REFRESH_TOKEN');
+}
+
+/** Two sessions of Ada and a pending link for her, all made in the same millisecond (the clock does not move). */
+async function adaTwice(t: Test) {
+  const server = await startServer(t, { clock: manualClock() });
+  const mine = await signInByLink(server, 'ada@example.com');
+  const other = await signInByLink(server, 'ada@example.com');
+  const link = await pendingLink(server, 'ada@example.com');
+  return { server, mine, other, link };
+}
+
+t.test('platform sign_out_all: true kills everything on the very next request', async (t) => {
+  const { server, mine, other, link } = await adaTwice(t);
+  const bob = await signInByLink(server, 'bob@example.com');
+
+  const res = await platformSignOut(server, mine.app_user_id, { sign_out_all: true });
+  t.equal(res.status, 204);
+  t.equal(res.text, '');
+  await assertDead(t, server, mine);
+  await assertDead(t, server, other);
+  t.equal((await redeem(server, link)).status, 410, 'the pending link is dead');
+  t.equal((await probe(server, bob.access_token)).status, 200, 'other users are untouched');
+  const rows = (db: string) => [...server.deps.store.db(db).getRange({})];
+  t.same(rows('refresh_tokens').map(({ value }) => value.userId), [bob.app_user_id], "Ada's refresh tokens are gone from disk");
+  t.same(rows('sessions').map(({ key }) => (key as string[])[1]), [bob.app_user_id]);
+  t.same(rows('session_tokens').map(({ key }) => (key as string[])[1]), [bob.app_user_id]);
+
+  const again = await signInByLink(server, 'ada@example.com');
+  t.equal((await probe(server, again.access_token)).status, 200, 'a sign-in right after starts afresh');
+  const refreshed = await refresh(server, again.refresh_token);
+  t.equal(refreshed.status, 200);
+
+  t.equal((await platformSignOut(server, mine.app_user_id, { sign_out_all: true })).status, 204);
+  await assertDead(t, server, { ...again, ...refreshed.body });
+  t.same((await signInByLink(server, 'ada@example.com')).app_user_id, mine.app_user_id, 'and again, all in one millisecond');
+});
+
+t.test('platform sign_out_all false (or absent): refresh tokens and links die, access tokens run out', async (t) => {
+  const server = await startServer(t);
+  for (const body of [{ sign_out_all: false }, undefined]) {
+    const a = await signInByLink(server, 'ada@example.com');
+    const link = await pendingLink(server, 'ada@example.com');
+    const res = await platformSignOut(server, a.app_user_id, body);
+    t.equal(res.status, 204);
+    t.equal((await probe(server, a.access_token)).status, 200, 'the access token still works');
+    t.equal((await refresh(server, a.refresh_token)).status, 400, 'the refresh token is dead');
+    t.equal((await redeem(server, link)).body.code, 'E_LINK_EXPIRED', 'the pending link is dead');
+  }
+});
+
+t.test('platform sign-out: unknown user, bad body, wrong app', async (t) => {
+  const server = await startServer(t);
+  const missing = await platformSignOut(server, 'nobody', { sign_out_all: true });
+  t.equal(missing.status, 404);
+  t.equal(missing.body.code, 'E_USER_NOT_FOUND');
+  const a = await signInByLink(server, 'ada@example.com');
+  const bad = await platformSignOut(server, a.app_user_id, { sign_out_all: 'yes' });
+  t.equal(bad.status, 400);
+  t.ok(bad.body.field_errors.sign_out_all);
+  const other = await server.request('POST', `/applications/app_other/users/${a.app_user_id}/signout`, {
+    app: server.app,
+    body: {},
+  });
+  t.equal(other.status, 403);
+  const noAuth = await server.request('POST', `/applications/${server.app.id}/users/${a.app_user_id}/signout`, { body: {} });
+  t.equal(noAuth.status, 401);
+  t.equal((await probe(server, a.access_token)).status, 200, 'refused requests changed nothing');
+  t.equal((await refresh(server, a.refresh_token)).status, 200);
+});
+
+t.test('/me sign_out_all false ends only the calling session', async (t) => {
+  const { server, mine, other, link } = await adaTwice(t);
+  t.equal((await meSignOut(server, mine.access_token, { sign_out_all: false })).status, 204);
+  await assertDead(t, server, mine);
+  t.equal((await probe(server, other.access_token)).status, 200, 'the other session lives');
+  t.equal((await refresh(server, other.refresh_token)).status, 200);
+  t.equal((await redeem(server, link)).status, 200, 'pending links live');
+});
+
+t.test('/me sign_out_all true signs the caller out everywhere', async (t) => {
+  const { server, mine, other, link } = await adaTwice(t);
+  t.equal((await meSignOut(server, mine.access_token, { sign_out_all: true })).status, 204);
+  await assertDead(t, server, mine);
+  await assertDead(t, server, other);
+  t.equal((await redeem(server, link)).status, 410);
+  const unauthenticated = await server.request('POST', `/me/applications/${server.app.id}/signout`, { body: {} });
+  t.equal(unauthenticated.status, 401);
+  t.equal(unauthenticated.body.code, 'E_UNAUTHORIZED');
+});
+
+t.test('a user ID reused after a deletion inherits no session, token or link', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const made = await requestLink(server, 'ada@example.com', { user_id: 'ext-7' });
+  const old = await redeem(server, made.body.link);
+  const pending = (await requestLink(server, 'ada@example.com', { user_id: 'ext-7' })).body.link;
+  t.equal((await probe(server, old.body.access_token)).status, 200);
+
+  // Sessions and links are told apart from the new user's by time, at millisecond resolution.
+  clock.advance(1);
+  const userPath = `/applications/${server.app.id}/users/ext-7/data`;
+  t.equal((await server.request('DELETE', userPath, { app: server.app })).status, 204);
+  const again = await server.request('PUT', userPath, { app: server.app, body: { data: { email: 'other@example.com' } } });
+  t.equal(again.status, 200);
+
+  await assertDead(t, server, old.body);
+  t.equal((await redeem(server, pending)).status, 410, "the deleted user's link is dead");
+});
