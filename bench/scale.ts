@@ -1,4 +1,4 @@
-import { writeRequestScript } from './lua.js';
+import { writeRequestScript, type RequestShape } from './lua.js';
 import { runWrk } from './wrk.js';
 import { rssAnonBytes, startService, type ServiceProcess } from './service-process.js';
 import type { ServiceClient } from './client.js';
@@ -20,10 +20,33 @@ export interface ColdStart {
 }
 
 /**
- * wrk runs by time: size the run from a measured rate, with headroom; the script stops sending after
- * one pass (plus one request per connection, for those in flight when it stops).
+ * One pass over `users` in order with the request `shape` builds (its `{user}`/`{email}` pools come
+ * from the users). wrk runs by time: each run is sized from the measured rate with headroom and its
+ * script stops after the users it was given; a run cut short by a busy machine is followed by
+ * another over the users still left. Answers how many requests were answered.
  */
-const secondsFor = (count: number, ratePerSecond: number) => Math.ceil((count / Math.max(ratePerSecond, 1)) * 1.25) + 1;
+async function sweep(
+  name: string,
+  users: readonly SeededUser[],
+  shape: (pools: Record<string, readonly string[]>) => RequestShape,
+  ratePerSecond: number,
+  url: string,
+  settings: LoadSettings,
+): Promise<number> {
+  let done = 0;
+  for (let attempt = 0; attempt < 5 && done < users.length; attempt++) {
+    const left = users.slice(done);
+    const script = await writeRequestScript(settings.dir, `${name}-${attempt}`, {
+      ...shape({ user: left.map((u) => u.id), email: left.map((u) => u.email) }),
+      pick: 'sequential',
+      stopAfter: left.length + settings.connections,
+    });
+    const seconds = Math.ceil((left.length / Math.max(ratePerSecond, 1)) * 1.25) + 1;
+    const result = await runWrk({ ...settings, url, script, seconds });
+    done += Math.min(result.requests, left.length);
+  }
+  return done;
+}
 
 export async function memoryAfterSweep(
   service: ServiceProcess,
@@ -34,31 +57,33 @@ export async function memoryAfterSweep(
   settings: LoadSettings,
 ): Promise<MemoryFigures> {
   const rssAnonAfterSeedBytes = await rssAnonBytes(service.pid);
-  const dataPath = `/applications/${client.app.id}/users/{user}/data`;
-  const sweep = await writeRequestScript(settings.dir, 'sweep-read', {
-    method: 'GET',
-    path: dataPath,
-    headers: client.platformHeaders,
-    pools: { user: users.map((u) => u.id) },
-    pick: 'sequential',
-    stopAfter: users.length + settings.connections,
-  });
-  const read = await runWrk({ ...settings, url: client.baseUrl, script: sweep, seconds: secondsFor(users.length, rates.read) });
-  const written = users.slice(0, writes);
-  const writeScript = await writeRequestScript(settings.dir, 'sweep-write', {
-    method: 'PUT',
-    path: dataPath,
-    headers: { ...client.platformHeaders, 'content-type': 'application/json' },
-    body: '{"data":{"email":"{email}","first_name":"Swept","last_name":"S{n}"}}',
-    pools: { user: written.map((u) => u.id), email: written.map((u) => u.email) },
-    pick: 'sequential',
-    stopAfter: writes + settings.connections,
-  });
-  const write = await runWrk({ ...settings, url: client.baseUrl, script: writeScript, seconds: secondsFor(writes, rates.write) });
+  const path = `/applications/${client.app.id}/users/{user}/data`;
+  const sweptReads = await sweep(
+    'sweep-read',
+    users,
+    (pools) => ({ method: 'GET', path, headers: client.platformHeaders, pools: { user: pools.user } }),
+    rates.read,
+    client.baseUrl,
+    settings,
+  );
+  const written = await sweep(
+    'sweep-write',
+    users.slice(0, writes),
+    (pools) => ({
+      method: 'PUT',
+      path,
+      headers: { ...client.platformHeaders, 'content-type': 'application/json' },
+      body: '{"data":{"email":"{email}","first_name":"Swept","last_name":"S{n}"}}',
+      pools,
+    }),
+    rates.write,
+    client.baseUrl,
+    settings,
+  );
   return {
     rssAnonAfterSeedBytes,
-    sweptReads: read.requests,
-    writes: write.requests,
+    sweptReads,
+    writes: written,
     rssAnonAfterSweepBytes: await rssAnonBytes(service.pid),
     actorsResident: await actorsResident(client),
   };
