@@ -192,5 +192,3 @@ end
 
 /** Groups the invite flow spreads over: pairs enough for minutes of invites at a few thousand a second. */
 const INVITE_GROUPS = 100;
-
-export const linkPath = (link: string) => new URL(link).pathname;
