@@ -77,7 +77,7 @@ async function measureService(
   try {
     const credentials = service.credentials;
     if (!credentials) throw new Error('the service printed no default application credentials on first start');
-    let client = serviceClient(service.baseUrl, credentials);
+    let client = serviceClient(service.baseUrl, credentials, options.env.SVC_BRAND);
 
     log(`seeding ${options.users} users over HTTP (${options.seedConcurrency} in flight)`);
     let seeding: Seeding | undefined;
@@ -93,7 +93,7 @@ async function measureService(
       log('restarting the service under node --cpu-prof, so the profile holds the routes, not the seeding');
       await service.stop();
       service = await startService({ dataDir, env: options.env, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
-      client = serviceClient(service.baseUrl, credentials);
+      client = serviceClient(service.baseUrl, credentials, options.env.SVC_BRAND);
     }
     let signedIn: Promise<SignedInUser[]> | undefined;
     const env: ScenarioEnv = {
