@@ -6,6 +6,7 @@ import { applicationRoutes } from './features/applications/routes.js';
 import { oidcClientRoutes } from './features/oidc-clients/routes.js';
 import { userRoutes } from './features/users/routes.js';
 import { adminRoutes } from './features/admin/routes.js';
+import { groupRoutes } from './features/groups/routes.js';
 import { sessionRoutes } from './features/sessions/routes.js';
 import { magicLinkRoutes } from './features/magic-links/routes.js';
 
@@ -17,6 +18,7 @@ export function buildRoutes(deps: Deps): Route[] {
     ...oidcClientRoutes(deps),
     ...userRoutes(deps),
     ...adminRoutes(deps),
+    ...groupRoutes(deps),
     ...sessionRoutes(deps),
     ...magicLinkRoutes(deps),
   ]);

@@ -10,6 +10,7 @@ import type { ProfileViews } from './features/users/profile-views.js';
 import type { SigningKeys } from './auth/signing-keys.js';
 import type { AccessTokens } from './auth/access-tokens.js';
 import type { Step } from './http/route.js';
+import type { GroupsCore } from './features/groups/core.js';
 import type { SessionStore } from './features/sessions/session-store.js';
 import type { MagicLinks } from './features/magic-links/link-store.js';
 
@@ -25,6 +26,8 @@ export interface Deps {
   metrics: Metrics;
   users: UserDirectory;
   profiles: ProfileViews;
+  /** Groups, members and invites: their tables and the user → groups index. */
+  groups: GroupsCore;
   signingKeys: SigningKeys;
   accessTokens: AccessTokens;
   sessions: SessionStore;

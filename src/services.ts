@@ -12,6 +12,8 @@ import { machines } from '../machines/index.js';
 import type { MachineRegistry } from './runtime/machines.js';
 import { ProfileViews } from './features/users/profile-views.js';
 import { UserDirectory } from './features/users/directory.js';
+import { createGroupsCore } from './features/groups/core.js';
+import { registerGroupLinkPurposes } from './features/groups/link-purposes.js';
 import { ActivityStamps, withActivity } from './features/users/activity.js';
 import { SigningKeys } from './auth/signing-keys.js';
 import { AccessTokens } from './auth/access-tokens.js';
@@ -53,6 +55,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const accessTokens = new AccessTokens(config, signingKeys, clock);
   const sessions = new SessionStore(store, pepper);
   const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
+  const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks });
+  registerGroupLinkPurposes(magicLinks.purposes, groups);
   const metrics = createMetrics();
   metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
   metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
@@ -70,6 +74,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     metrics,
     users,
     profiles,
+    groups,
     signingKeys,
     accessTokens,
     sessions,

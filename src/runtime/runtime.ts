@@ -69,6 +69,8 @@ export class ActorRuntime {
 
   constructor(private readonly options: RuntimeOptions) {
     this.counters = options.store.db<number>('counters');
+    // Every table opened now: opening a named database the first time is a write, which a refused turn must not make.
+    for (const kind in options.machines) this.table(kind);
     this.sweepTimer = setInterval(() => this.passivateIdle(), Math.max(1000, options.idleMs / 2));
     this.sweepTimer.unref();
   }

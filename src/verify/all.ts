@@ -1,6 +1,7 @@
 import type { Invariant } from './invariants.js';
 import { userInvariants } from '../features/users/invariants.js';
 import { oidcClientInvariants } from '../features/oidc-clients/invariants.js';
+import { groupInvariants } from '../features/groups/invariants.js';
 import { sessionInvariants } from '../features/sessions/invariants.js';
 import { magicLinkInvariants } from '../features/magic-links/invariants.js';
 
@@ -8,6 +9,7 @@ import { magicLinkInvariants } from '../features/magic-links/invariants.js';
 export const allInvariants: readonly Invariant[] = [
   ...userInvariants,
   ...oidcClientInvariants,
+  ...groupInvariants,
   ...sessionInvariants,
   ...magicLinkInvariants,
 ];

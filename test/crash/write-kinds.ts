@@ -85,4 +85,44 @@ const profileUpsert: WriteKind<{ userId: string; firstName: string }> = {
   },
 };
 
-export const writeKinds: WriteKind<any>[] = [applicationCreate, credentialCreate, profileUpsert];
+async function call(context: CrashContext, method: string, path: string, options: { body?: unknown; token?: string } = {}) {
+  const headers: Record<string, string> = options.token
+    ? { authorization: `Bearer ${options.token}`, accept: 'application/json' }
+    : { ...platformHeaders(context), accept: 'application/json' };
+  if (options.body === undefined) delete headers['content-type'];
+  const res = await fetch(context.server.url + path, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
+}
+
+/** Signs a new user in by magic link, then signs it out everywhere: acknowledged = its token is dead for good. */
+const signOutEverywhere: WriteKind<{ userId: string; token: string }> = {
+  name: 'sign-out everywhere (platform API)',
+  async write(context, n) {
+    const link = await call(context, 'POST', '/hub/auth/magic', {
+      body: { verification_type: 'email', data: { email: `crash-signout-${n}@example.com` } },
+    });
+    if (link.status !== 200) return undefined;
+    const redeemed = await call(context, 'GET', new URL(link.body.link).pathname);
+    if (redeemed.status !== 200) return undefined;
+    const userId = redeemed.body.app_user_id;
+    const out = await call(context, 'POST', `/applications/${context.defaultApp.id}/users/${userId}/signout`, {
+      body: { sign_out_all: true },
+    });
+    return out.status === 204 ? { userId, token: redeemed.body.access_token } : undefined;
+  },
+  async missing(context, acks) {
+    const lost = [];
+    for (const ack of acks) {
+      const me = await call(context, 'GET', `/me/applications/${context.defaultApp.id}/data`, { token: ack.token });
+      if (me.status !== 401 || me.body?.code !== 'E_TOKEN_REVOKED') lost.push(ack);
+    }
+    return lost;
+  },
+};
+
+export const writeKinds: WriteKind<any>[] = [applicationCreate, credentialCreate, profileUpsert, signOutEverywhere];

@@ -5,6 +5,7 @@ import type { UserContext } from '../../../machines/user.machine.js';
 import { USER_KIND, userKey, userLock } from './directory.js';
 import { applyProfileChange, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
+import { runRemovingUser } from '../groups/user-removal.js';
 
 export type UserState = 'enabled' | 'disabled';
 
@@ -53,9 +54,10 @@ export class ProfileService {
     });
   }
 
+  /** Deletes the user and, in the same turn, its memberships (ADDENDUM §3 `groups` stays consistent). */
   async remove(appId: string, userId: string): Promise<void> {
-    const { users, runtime } = this.deps;
-    await runtime.run([userLock(appId, userId)], (turn) => {
+    const { users, groups } = this.deps;
+    await runRemovingUser(groups, appId, userId, [userLock(appId, userId)], (turn) => {
       users.remove(turn, appId, userId);
       this.files.dropAll(turn, appId, userId);
     });

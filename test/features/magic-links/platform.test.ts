@@ -184,7 +184,7 @@ t.test('bad requests answer 400 with field_errors and create nothing', async (t)
   t.equal(wrongSecret.status, 401);
 });
 
-t.test('group_to_join is validated, and refused while no feature joins groups through links', async (t) => {
+t.test('group_to_join naming no group is refused, and no user is made', async (t) => {
   const server = await startServer(t);
   const res = await requestLink(server, 'a@example.com', { group_to_join: 'group_01JD0000000000000000000000' });
   t.equal(res.status, 400);

@@ -1,0 +1,44 @@
+import type { Deps } from '../../deps.js';
+import type { ActorRuntime, Turn } from '../../runtime/runtime.js';
+import type { UserDirectory } from '../users/directory.js';
+import { GroupEdit } from './edit.js';
+import { InviteIndex } from './invite-index.js';
+import { runHolding, type Hold } from './locking.js';
+import { GroupMemberships } from './memberships.js';
+import { GroupNames } from './names.js';
+import { InviteLinks } from './invite-links.js';
+import { groupLock } from './keys.js';
+
+/** What every groups service shares: the runtime, users and the group feature's own tables. */
+export interface GroupsCore {
+  runtime: ActorRuntime;
+  users: UserDirectory;
+  memberships: GroupMemberships;
+  invites: InviteIndex;
+  names: GroupNames;
+  links: InviteLinks;
+}
+
+export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' | 'profiles' | 'magicLinks'>): GroupsCore {
+  return {
+    runtime: deps.runtime,
+    users: deps.users,
+    memberships: new GroupMemberships(deps.runtime, deps.profiles, deps.users),
+    invites: new InviteIndex(deps.store),
+    names: new GroupNames(deps.store),
+    links: new InviteLinks(deps.store, deps.magicLinks),
+  };
+}
+
+/** A turn over one group: holds its lock and `locks`, growing the set when the edit asks for more. */
+export function runEdit<T>(
+  core: GroupsCore,
+  appId: string,
+  groupId: string,
+  locks: readonly string[],
+  body: (edit: GroupEdit, turn: Turn) => T,
+): Promise<T> {
+  return runHolding(core.runtime, [groupLock(appId, groupId), ...locks], (turn, hold: Hold) =>
+    body(new GroupEdit(core, turn, hold, appId, groupId), turn),
+  );
+}

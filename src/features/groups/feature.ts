@@ -1,0 +1,61 @@
+import type { Deps } from '../../deps.js';
+import type { Route, Step } from '../../http/route.js';
+import { notFound } from '../../lib/errors.js';
+import type { GroupsCore } from './core.js';
+import { GroupService } from './group-service.js';
+import { InviteService } from './invite-service.js';
+import { MemberService } from './member-service.js';
+import { GroupReads } from './reads.js';
+import { renderGroup, renderMember, type GroupView, type MemberView } from './render.js';
+
+/** The groups feature's services, built once and shared by its routes. */
+export interface GroupsFeature {
+  deps: Deps;
+  core: GroupsCore;
+  reads: GroupReads;
+  groups: GroupService;
+  members: MemberService;
+  invites: InviteService;
+  /** A member as every endpoint answers it, with its user's `profile`. */
+  showMember(member: MemberView): ReturnType<typeof renderMember>;
+  /** The Group-with-member wrapper. */
+  showWrapper(pair: { group: GroupView; member: MemberView }): { group: ReturnType<typeof renderGroup>; member: ReturnType<typeof renderMember> };
+}
+
+export function createGroupsFeature(deps: Deps): GroupsFeature {
+  const core = deps.groups;
+  const showMember = (member: MemberView) => renderMember(member, deps.users.get(member.context.appId, member.context.user_id));
+  return {
+    deps,
+    core,
+    reads: new GroupReads(core),
+    groups: new GroupService(core),
+    members: new MemberService(core),
+    invites: new InviteService(core),
+    showMember,
+    showWrapper: ({ group, member }) => ({ group: renderGroup(group), member: showMember(member) }),
+  };
+}
+
+/** The paged list envelope. */
+export const listOf = <T, R>(page: { total: number; items: T[] }, render: (item: T) => R) => ({
+  total_results: page.total,
+  results: page.items.map(render),
+});
+
+const ID_SHAPES = [
+  ['group', /^group_[0-9A-Z]{26}$/],
+  ['member', /^member_[0-9A-Z]{26}$/],
+  ['invite', /^invite_[0-9A-Z]{26}$/],
+] as const;
+
+/** A path ID of a shape we never issue names nothing; it is answered 404 before it reaches LMDB's bounded keys. */
+const idsOfKnownShape: Step = (ctx) => {
+  for (const [param, shape] of ID_SHAPES) {
+    if (ctx.params[param] !== undefined && !shape.test(ctx.params[param])) throw notFound(param);
+  }
+};
+
+/** Routes that all run behind one authentication step, then the path ID check. */
+export const behind = (step: Step, routes: Omit<Route, 'before'>[]): Route[] =>
+  routes.map((route) => ({ ...route, before: [step, idsOfKnownShape] }));

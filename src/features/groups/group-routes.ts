@@ -1,0 +1,94 @@
+import { noContent, ok } from '../../http/reply.js';
+import type { Route } from '../../http/route.js';
+import type { RequestContext } from '../../http/context.js';
+import { parseJsonBody } from '../../lib/validate.js';
+import { callerUser } from '../../auth/bearer-auth.js';
+import { actingOf } from './acting.js';
+import { behind, listOf, type GroupsFeature } from './feature.js';
+import { renderGroup } from './render.js';
+import { GroupBody, parseListQuery } from './schemas.js';
+
+export const ME_GROUPS = '/me/groups';
+export const APP_GROUPS = '/applications/:app/groups';
+
+/** The group resource itself, on `/me/groups…` (members see, owners change) and for the platform. */
+export function groupResourceRoutes(feature: GroupsFeature): Route[] {
+  const { deps, reads, groups, showWrapper } = feature;
+
+  const remove = async (ctx: RequestContext) => {
+    await groups.remove(actingOf(ctx), ctx.params.group);
+    return noContent();
+  };
+
+  return [
+    ...behind(deps.requireUser, [
+      {
+        method: 'POST',
+        path: ME_GROUPS,
+        async handle(ctx) {
+          const { group, member } = await groups.create(actingOf(ctx), parseJsonBody(ctx, GroupBody));
+          return ok(showWrapper({ group, member: member! }));
+        },
+      },
+      {
+        method: 'GET',
+        path: ME_GROUPS,
+        handle(ctx) {
+          const { appId, userId } = callerUser(ctx);
+          return ok(listOf(reads.groupsOfUser(appId, userId, parseListQuery(ctx.query(), [])), showWrapper));
+        },
+      },
+      {
+        method: 'GET',
+        path: `${ME_GROUPS}/:group`,
+        handle(ctx) {
+          const { appId, userId } = callerUser(ctx);
+          return ok(showWrapper(reads.visibleGroup(appId, ctx.params.group, userId)));
+        },
+      },
+      {
+        method: 'PUT',
+        path: `${ME_GROUPS}/:group`,
+        async handle(ctx) {
+          const { appId, userId } = callerUser(ctx);
+          const group = await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupBody));
+          return ok(showWrapper({ group, member: reads.visibleGroup(appId, ctx.params.group, userId).member }));
+        },
+      },
+      { method: 'DELETE', path: `${ME_GROUPS}/:group`, handle: remove },
+    ]),
+    ...behind(deps.requireApp, [
+      {
+        method: 'POST',
+        path: APP_GROUPS,
+        async handle(ctx) {
+          const { group } = await groups.create(actingOf(ctx), parseJsonBody(ctx, GroupBody));
+          return ok(renderGroup(group));
+        },
+      },
+      {
+        method: 'GET',
+        path: APP_GROUPS,
+        handle(ctx) {
+          const query = parseListQuery(ctx.query(), ['lookup_filter']);
+          return ok(listOf(reads.groups(ctx.params.app, query), renderGroup));
+        },
+      },
+      {
+        method: 'GET',
+        path: `${APP_GROUPS}/:group`,
+        handle(ctx) {
+          return ok(renderGroup(reads.group(ctx.params.app, ctx.params.group)));
+        },
+      },
+      {
+        method: 'PUT',
+        path: `${APP_GROUPS}/:group`,
+        async handle(ctx) {
+          return ok(renderGroup(await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupBody))));
+        },
+      },
+      { method: 'DELETE', path: `${APP_GROUPS}/:group`, handle: remove },
+    ]),
+  ];
+}

@@ -1,0 +1,66 @@
+import { newId } from '../../lib/ids.js';
+import type { GroupContext, GroupInput } from '../../../machines/group.machine.js';
+import { authorOf, partyOf, type Acting } from './acting.js';
+import { runEdit, type GroupsCore } from './core.js';
+import { GroupEdit } from './edit.js';
+import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, OWNER_ROLE, groupCountKey, groupKey, groupLock, idsInGroup, memberLock } from './keys.js';
+import { runHolding } from './locking.js';
+import type { GroupView, MemberView } from './render.js';
+import type { GroupBody } from './schemas.js';
+import type * as v from 'valibot';
+
+type GroupFields = v.InferOutput<typeof GroupBody>;
+
+/** Creating, changing and deleting groups. */
+export class GroupService {
+  constructor(private readonly core: GroupsCore) {}
+
+  /** A new group; a user who creates one becomes its first member, `active`, with `["owner"]`. */
+  async create(acting: Acting, fields: GroupFields): Promise<{ group: GroupView; member?: MemberView }> {
+    const { appId } = acting;
+    const groupId = newId('group');
+    const memberId = newId('member');
+    const locks = [groupLock(appId, groupId), ...(acting.kind === 'user' ? [memberLock(appId, groupId, memberId)] : [])];
+    return runHolding(this.core.runtime, locks, (turn, hold) => {
+      turn.create<GroupContext>(GROUP_KIND, groupKey(appId, groupId), {
+        appId,
+        id: groupId,
+        ...fields,
+        by: authorOf(acting),
+        at: turn.now,
+      } satisfies GroupInput);
+      this.core.names.add(turn, appId, groupId, fields.name);
+      turn.count(groupCountKey(appId), 1);
+      const edit = new GroupEdit(this.core, turn, hold, appId, groupId);
+      const member =
+        acting.kind === 'user'
+          ? edit.addMember(memberId, { userId: acting.userId, roles: [OWNER_ROLE], state: 'active', addedBy: partyOf(acting) })
+          : undefined;
+      return { group: edit.finish(), member };
+    });
+  }
+
+  async update(acting: Acting, groupId: string, fields: GroupFields): Promise<GroupView> {
+    const { appId } = acting;
+    return runEdit(this.core, appId, groupId, [], (edit, turn) => {
+      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      this.core.names.remove(turn, appId, groupId, edit.group.context.name);
+      this.core.names.add(turn, appId, groupId, fields.name);
+      edit.updateGroup({ type: 'group.update', ...fields, by: authorOf(acting), at: turn.now });
+      return edit.finish();
+    });
+  }
+
+  /** Deletes a group with all its members and invites (their links die, their users' profiles drop it). */
+  async remove(acting: Acting, groupId: string): Promise<void> {
+    const { appId } = acting;
+    await runEdit(this.core, appId, groupId, [], (edit, turn) => {
+      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      const { runtime } = this.core;
+      edit.deleteGroup(idsInGroup(runtime, MEMBER_KIND, appId, groupId), idsInGroup(runtime, INVITE_KIND, appId, groupId));
+      this.core.names.remove(turn, appId, groupId, edit.group.context.name);
+      turn.count(groupCountKey(appId), -1);
+    });
+  }
+
+}

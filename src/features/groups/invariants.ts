@@ -1,0 +1,97 @@
+import type { Key } from '../../storage/store.js';
+import type { GroupContext, GroupTally } from '../../../machines/group.machine.js';
+import type { MemberContext } from '../../../machines/member.machine.js';
+import type { InviteContext } from '../../../machines/invite.machine.js';
+import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
+import type { Deps } from '../../deps.js';
+import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, OWNER_ROLE, groupCountKey } from './keys.js';
+import { renderGroup, renderMember } from './render.js';
+import { InviteIndex } from './invite-index.js';
+
+type Stored<C> = { key: Key[]; state: string; context: C };
+
+function all<C>(deps: Deps, kind: string): Stored<C>[] {
+  return [...deps.runtime.table(kind).getKeys({})].map((key) => ({ key: key as Key[], ...deps.runtime.read<C>(kind, key as Key[])! }));
+}
+
+const groupIdOf = (key: Key[]) => `${String(key[0])}/${String(key[1])}`;
+
+/** What must hold between groups, their members and invites, their totals, indexes and profile pairs. */
+export const groupInvariants: Invariant[] = [
+  {
+    name: 'group count',
+    check: (deps) => counterMatchesRecount(deps, 'groups', deps.runtime.table(GROUP_KIND), groupCountKey),
+  },
+  {
+    name: 'group totals',
+    check(deps) {
+      const recount = new Map<string, GroupTally>();
+      const tallyOf = (key: Key[]) => {
+        const id = groupIdOf(key);
+        if (!recount.has(id)) recount.set(id, { active: 0, owners: 0, members: 0, invites: 0 });
+        return recount.get(id)!;
+      };
+      const problems: string[] = [];
+      for (const member of all<MemberContext>(deps, MEMBER_KIND)) {
+        const tally = tallyOf(member.key);
+        tally.members++;
+        if (member.state === 'active') tally.active++;
+        if (member.state === 'active' && member.context.roles.includes(OWNER_ROLE)) tally.owners++;
+      }
+      for (const invite of all<InviteContext>(deps, INVITE_KIND)) tallyOf(invite.key).invites++;
+      const groups = all<GroupContext>(deps, GROUP_KIND);
+      for (const group of groups) {
+        const found = recount.get(groupIdOf(group.key)) ?? { active: 0, owners: 0, members: 0, invites: 0 };
+        if (JSON.stringify(found) !== JSON.stringify(group.context.tally)) {
+          problems.push(`group ${group.context.id} says ${JSON.stringify(group.context.tally)}, recount finds ${JSON.stringify(found)}`);
+        }
+      }
+      const known = new Set(groups.map((g) => groupIdOf(g.key)));
+      for (const id of recount.keys()) if (!known.has(id)) problems.push(`members or invites of missing group ${id}`);
+      return problems;
+    },
+  },
+  {
+    name: 'pending invites and members',
+    check(deps) {
+      const problems: string[] = [];
+      const pendingByUser = new Set<string>();
+      const index = new InviteIndex(deps.store);
+      for (const invite of all<InviteContext>(deps, INVITE_KIND)) {
+        const c = invite.context;
+        if (!index.has(invite)) problems.push(`invite ${c.id} is not indexed under its user`);
+        if (invite.state !== 'pending') continue;
+        const slot = `${c.appId}/${c.group_id}/${c.ensured_user_id}`;
+        if (pendingByUser.has(slot)) problems.push(`user ${c.ensured_user_id} has two pending invites to ${c.group_id}`);
+        pendingByUser.add(slot);
+        const member = deps.runtime.read<MemberContext>(MEMBER_KIND, [c.appId, c.group_id, c.member_id]);
+        if (member?.state !== 'invite_pending' || member.context.invite_id !== c.id) {
+          problems.push(`pending invite ${c.id} has no invite_pending member of its own`);
+        }
+      }
+      return problems;
+    },
+  },
+  {
+    name: 'profile group pairs',
+    check(deps) {
+      const problems: string[] = [];
+      const pairs = deps.profiles.memberships;
+      const expected = new Set<string>();
+      for (const member of all<MemberContext>(deps, MEMBER_KIND)) {
+        const c = member.context;
+        const key: Key = [c.appId, c.user_id, c.group_id];
+        expected.add(JSON.stringify(key));
+        const group = deps.runtime.read<GroupContext>(GROUP_KIND, [c.appId, c.group_id]);
+        const fresh = group && JSON.stringify({ group: renderGroup(group), member: renderMember(member) });
+        const stored = pairs.get(key);
+        if (!stored) problems.push(`member ${c.id} has no pair in its user's profile`);
+        else if (JSON.stringify(stored) !== fresh) problems.push(`the profile pair of member ${c.id} is stale`);
+      }
+      for (const key of pairs.getKeys({})) {
+        if (!expected.has(JSON.stringify(key))) problems.push(`profile pair ${JSON.stringify(key)} belongs to no member`);
+      }
+      return problems;
+    },
+  },
+];

@@ -1,0 +1,51 @@
+import type { Turn } from '../../runtime/runtime.js';
+import type { Database, Key, Store } from '../../storage/store.js';
+import type { MagicLinks } from '../magic-links/link-store.js';
+import type { UserRef } from '../users/directory.js';
+import type { InviteView } from './render.js';
+
+/** How long an invite's link may be redeemed; afterwards the invited user can still accept on `/me`. */
+export const INVITE_LINK_TTL_MS = 7 * 24 * 3600 * 1000;
+
+const keyOf = ({ context: c }: InviteView): Key => [c.appId, c.group_id, c.id];
+
+/**
+ * The magic link of each invite: made in the turn that creates the invite, redeemed through the
+ * `invite` purpose (sign in and accept, one commit), killed when the invite is answered or deleted.
+ * Table `invite_links` `[appId, groupId, inviteId] → ref` (the link's stored name, never the link).
+ */
+export class InviteLinks {
+  private readonly refs: Database<string, Key>;
+
+  constructor(
+    store: Store,
+    private readonly links: MagicLinks,
+  ) {
+    this.refs = store.db<string>('invite_links');
+  }
+
+  /** Stages the link of a new invite; the turn must hold the invited user's lock. Answers the URL, shown once. */
+  issue(turn: Turn, invite: InviteView, target: UserRef): string {
+    const c = invite.context;
+    const address =
+      'email' in target ? { kind: 'email' as const, value: target.email } : 'phone' in target ? { kind: 'phone' as const, value: target.phone } : undefined;
+    const { link, ref } = this.links.create(turn, {
+      appId: c.appId,
+      userId: c.ensured_user_id,
+      expiresAt: turn.now + INVITE_LINK_TTL_MS,
+      redirectUrl: c.redirect_url,
+      address,
+      purpose: { kind: 'invite', groupId: c.group_id, inviteId: c.id },
+    });
+    turn.put(this.refs, keyOf(invite), ref);
+    return link;
+  }
+
+  /** Kills the invite's link if it is still pending. */
+  kill(turn: Turn, invite: InviteView): void {
+    const ref = this.refs.get(keyOf(invite));
+    if (ref === undefined) return;
+    this.links.revoke(turn, ref);
+    turn.del(this.refs, keyOf(invite));
+  }
+}

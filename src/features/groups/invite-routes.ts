@@ -1,0 +1,90 @@
+import { forbidden } from '../../lib/errors.js';
+import { noContent, ok } from '../../http/reply.js';
+import type { Route } from '../../http/route.js';
+import type { RequestContext } from '../../http/context.js';
+import { parseJsonBody } from '../../lib/validate.js';
+import { callerUser } from '../../auth/bearer-auth.js';
+import { actingOf } from './acting.js';
+import { behind, listOf, type GroupsFeature } from './feature.js';
+import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
+import { renderInvite } from './render.js';
+import { InviteBody, parseListQuery, userRefOf } from './schemas.js';
+
+/** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
+export function inviteRoutes(feature: GroupsFeature): Route[] {
+  const { deps, reads, invites, showWrapper } = feature;
+
+  const requestOf = (ctx: RequestContext) => {
+    const { user_id, email, phone, ...rest } = parseJsonBody(ctx, InviteBody);
+    return { ...rest, ref: userRefOf({ user_id, email, phone }) };
+  };
+  const create = async (ctx: RequestContext) => {
+    const { invite, link } = await invites.create(actingOf(ctx), ctx.params.group, requestOf(ctx));
+    return ok({ link, invitation: renderInvite(invite) });
+  };
+  const update = async (ctx: RequestContext) =>
+    ok(renderInvite(await invites.update(actingOf(ctx), ctx.params.group, ctx.params.invite, requestOf(ctx))));
+  const remove = async (ctx: RequestContext) => {
+    await invites.remove(actingOf(ctx), ctx.params.group, ctx.params.invite);
+    return noContent();
+  };
+  const answer = (kind: 'accept' | 'reject') => async (ctx: RequestContext) => {
+    const { appId, userId } = callerUser(ctx);
+    return ok(showWrapper(await invites.answer(appId, userId, ctx.params.group, ctx.params.invite, kind)));
+  };
+
+  return [
+    ...behind(deps.requireUser, [
+      {
+        method: 'GET',
+        path: `${ME_GROUPS}/:group/invites`,
+        handle(ctx) {
+          const { appId, userId } = callerUser(ctx);
+          const { member } = reads.visibleGroup(appId, ctx.params.group, userId);
+          const query = parseListQuery(ctx.query(), ['ensured_user_id']);
+          // Owners see every invite; anyone else only the invites made for them.
+          const scoped = reads.isOwner(member) ? query : { ...query, ensured_user_id: userId };
+          return ok(listOf(reads.invites(appId, ctx.params.group, scoped), renderInvite));
+        },
+      },
+      {
+        method: 'GET',
+        path: `${ME_GROUPS}/:group/invites/:invite`,
+        handle(ctx) {
+          const { appId, userId } = callerUser(ctx);
+          const { member } = reads.visibleGroup(appId, ctx.params.group, userId);
+          const invite = reads.invite(appId, ctx.params.group, ctx.params.invite);
+          if (!reads.isOwner(member) && invite.context.ensured_user_id !== userId) {
+            throw forbidden('Only owners and the invited user may see an invite');
+          }
+          return ok(renderInvite(invite));
+        },
+      },
+      { method: 'POST', path: `${ME_GROUPS}/:group/invites`, handle: create },
+      { method: 'PUT', path: `${ME_GROUPS}/:group/invites/:invite`, handle: update },
+      { method: 'DELETE', path: `${ME_GROUPS}/:group/invites/:invite`, handle: remove },
+      { method: 'POST', path: `${ME_GROUPS}/:group/invites/:invite/accept`, handle: answer('accept') },
+      { method: 'POST', path: `${ME_GROUPS}/:group/invites/:invite/reject`, handle: answer('reject') },
+    ]),
+    ...behind(deps.requireApp, [
+      {
+        method: 'GET',
+        path: `${APP_GROUPS}/:group/invites`,
+        handle(ctx) {
+          const query = parseListQuery(ctx.query(), ['ensured_user_id']);
+          return ok(listOf(reads.invites(ctx.params.app, ctx.params.group, query), renderInvite));
+        },
+      },
+      {
+        method: 'GET',
+        path: `${APP_GROUPS}/:group/invites/:invite`,
+        handle(ctx) {
+          return ok(renderInvite(reads.invite(ctx.params.app, ctx.params.group, ctx.params.invite)));
+        },
+      },
+      { method: 'POST', path: `${APP_GROUPS}/:group/invites`, handle: create },
+      { method: 'PUT', path: `${APP_GROUPS}/:group/invites/:invite`, handle: update },
+      { method: 'DELETE', path: `${APP_GROUPS}/:group/invites/:invite`, handle: remove },
+    ]),
+  ];
+}

@@ -1,0 +1,148 @@
+import { conflict, forbidden, validationError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { UserRef } from '../users/directory.js';
+import type { InviteEvent } from '../../../machines/invite.machine.js';
+import { authorOf, partyOf, type Acting } from './acting.js';
+import { runEdit, type GroupsCore } from './core.js';
+import type { GroupEdit } from './edit.js';
+import { OWNER_ROLE, inviteLock, memberLock } from './keys.js';
+import type { GroupView, InviteView, MemberView } from './render.js';
+import { userTarget } from './user-target.js';
+
+export interface InviteRequest {
+  ref: UserRef;
+  roles: string[];
+  redirect_url?: string;
+  app_variant_id?: string;
+}
+
+const withOwner = (roles: string[]) => (roles.includes(OWNER_ROLE) ? roles : [...roles, OWNER_ROLE]);
+
+/**
+ * Moves an invite and its member together: `pending → accepted` with `invite_pending → active`, or
+ * `pending → rejected` with `invite_pending → invite_rejected`. Only the invited user may; the turn
+ * must hold the locks of `answerLocks`. Callable from any turn over the group (a link's redemption).
+ */
+export function answerInvite(edit: GroupEdit, inviteId: string, userId: string, answer: 'accept' | 'reject'): { group: GroupView; member: MemberView } {
+  edit.requireVisibleTo(userId);
+  const invite = edit.requireInvite(inviteId);
+  if (invite.context.ensured_user_id !== userId) throw forbidden('Only the invited user may answer an invite');
+  const at = edit.turn.now;
+  const event: InviteEvent = answer === 'accept' ? { type: 'invite.accept', by: userId, at } : { type: 'invite.reject', at };
+  edit.sendInvite(inviteId, event);
+  const member = edit.sendMember(invite.context.member_id, { type: answer === 'accept' ? 'member.accept' : 'member.reject', at });
+  return { group: edit.finish(), member };
+}
+
+/** The locks a turn answering an invite holds besides the group's: the invite's and its member's. */
+export function answerLocks(core: GroupsCore, appId: string, groupId: string, inviteId: string): string[] {
+  const invite = core.runtime.read<{ member_id: string }>('invite', [appId, groupId, inviteId]);
+  const locks = [inviteLock(appId, groupId, inviteId)];
+  return invite ? [...locks, memberLock(appId, groupId, invite.context.member_id)] : locks;
+}
+
+/** Invitations: each one ensures its user and makes that user's `invite_pending` member. */
+export class InviteService {
+  constructor(private readonly core: GroupsCore) {}
+
+  /**
+   * 409 `E_INVITE_EXISTS` while the user has a pending invite to the group, `E_MEMBER_EXISTS` if it
+   * is an active member; a member record of another state is replaced by the invite's new one.
+   */
+  async create(acting: Acting, groupId: string, request: InviteRequest): Promise<{ invite: InviteView; link: string }> {
+    const { appId } = acting;
+    const inviteId = newId('invite');
+    const memberId = newId('member');
+    const target = userTarget(this.core.users, appId, request.ref);
+    const locks = [inviteLock(appId, groupId, inviteId), memberLock(appId, groupId, memberId), ...target.locks];
+    return runEdit(this.core, appId, groupId, locks, (edit, turn) => {
+      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      const userId = target.resolve(turn, edit.hold);
+      if (this.pendingInviteOf(edit, userId)) {
+        throw conflict('E_INVITE_EXISTS', `User ${userId} already has a pending invite to this group`);
+      }
+      const existing = edit.memberOfUser(userId);
+      if (existing?.state === 'active') throw conflict('E_MEMBER_EXISTS', `User ${userId} is already a member of this group`);
+      if (existing) edit.removeMember(existing.context.id);
+      const first = edit.isEmpty;
+      const roles = first ? withOwner(request.roles) : request.roles;
+      const member = edit.addMember(memberId, { userId, roles, state: 'invite_pending', invitedBy: partyOf(acting), inviteId });
+      const invite = edit.addInvite(inviteId, {
+        roles,
+        first,
+        target: request.ref,
+        redirectUrl: request.redirect_url,
+        appVariantId: request.app_variant_id,
+        ensuredUserId: userId,
+        memberId,
+        by: authorOf(acting),
+      });
+      const link = this.core.links.issue(turn, invite, request.ref);
+      edit.finish();
+      return { invite, link };
+    });
+  }
+
+  /**
+   * Only while pending: replaces roles (carried to the pending member), `redirect_url` and
+   * `app_variant_id`. The body names the user again; naming another one is refused.
+   */
+  async update(acting: Acting, groupId: string, inviteId: string, request: InviteRequest): Promise<InviteView> {
+    const { appId } = acting;
+    return runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
+      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      const current = edit.requireInvite(inviteId);
+      this.requireSameUser(appId, current, request.ref);
+      const roles = current.context.first ? withOwner(request.roles) : request.roles;
+      const invite = edit.sendInvite(inviteId, {
+        type: 'invite.update',
+        roles,
+        redirect_url: request.redirect_url,
+        app_variant_id: request.app_variant_id,
+      });
+      const member = edit.member(current.context.member_id);
+      if (member?.state === 'invite_pending') edit.sendMember(member.context.id, { type: 'member.setRoles', roles, at: turn.now });
+      edit.finish();
+      return invite;
+    });
+  }
+
+  /** Deletes an invite; a pending one takes its pending member with it. */
+  async remove(acting: Acting, groupId: string, inviteId: string): Promise<void> {
+    const { appId } = acting;
+    await runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit) => {
+      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      edit.removeInvite(inviteId);
+      edit.finish();
+    });
+  }
+
+  /** `…/accept` and `…/reject` on `/me`: the invited user answers; the invite's link dies. */
+  async answer(appId: string, userId: string, groupId: string, inviteId: string, answer: 'accept' | 'reject') {
+    return runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
+      const answered = answerInvite(edit, inviteId, userId, answer);
+      this.core.links.kill(turn, edit.requireInvite(inviteId));
+      return answered;
+    });
+  }
+
+  private pendingInviteOf(edit: GroupEdit, userId: string): InviteView | undefined {
+    for (const id of this.core.invites.idsOf(edit.appId, edit.groupId, userId)) {
+      const invite = edit.invite(id);
+      if (invite?.state === 'pending') return invite;
+    }
+    return undefined;
+  }
+
+  private requireSameUser(appId: string, invite: InviteView, ref: UserRef): void {
+    const userId = invite.context.ensured_user_id;
+    const same =
+      'user_id' in ref
+        ? ref.user_id === userId
+        : this.core.users.findByAddress(appId, 'email' in ref ? 'email' : 'phone', 'email' in ref ? ref.email : ref.phone).includes(userId);
+    if (!same) {
+      const field = 'user_id' in ref ? 'user_id' : 'email' in ref ? 'email' : 'phone';
+      throw validationError({ [field]: ['an invite keeps its user; delete it and invite the other user instead'] });
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import { actorLockKey, type ActorRuntime } from '../../runtime/runtime.js';
+import { HIGH_KEY, type Key } from '../../storage/store.js';
+
+export const GROUP_KIND = 'group';
+export const MEMBER_KIND = 'member';
+export const INVITE_KIND = 'invite';
+
+export const groupKey = (appId: string, groupId: string): Key[] => [appId, groupId];
+/** Members and invites sort under their group, so a group's lists are prefix ranges. */
+export const memberKey = (appId: string, groupId: string, memberId: string): Key[] => [appId, groupId, memberId];
+export const inviteKey = (appId: string, groupId: string, inviteId: string): Key[] => [appId, groupId, inviteId];
+
+/** Every turn that changes a group's members or invites holds this, so uniqueness rules cannot race. */
+export const groupLock = (appId: string, groupId: string) => actorLockKey(GROUP_KIND, groupKey(appId, groupId));
+export const memberLock = (appId: string, groupId: string, memberId: string) =>
+  actorLockKey(MEMBER_KIND, memberKey(appId, groupId, memberId));
+export const inviteLock = (appId: string, groupId: string, inviteId: string) =>
+  actorLockKey(INVITE_KIND, inviteKey(appId, groupId, inviteId));
+
+export const groupCountKey = (appId: string): Key => ['groups', appId];
+
+export const OWNER_ROLE = 'owner';
+
+/** Committed IDs of a group's members or invites (`kind`), in creation order. */
+export function idsInGroup(runtime: ActorRuntime, kind: typeof MEMBER_KIND | typeof INVITE_KIND, appId: string, groupId: string): string[] {
+  const keys = runtime.table(kind).getKeys({ start: [appId, groupId, ''], end: [appId, groupId, HIGH_KEY] });
+  return [...keys].map((key) => (key as Key[])[2] as string);
+}

@@ -1,0 +1,77 @@
+import { noContent, ok } from '../../http/reply.js';
+import type { Route } from '../../http/route.js';
+import type { RequestContext } from '../../http/context.js';
+import { parseJsonBody } from '../../lib/validate.js';
+import { callerUser } from '../../auth/bearer-auth.js';
+import { actingOf } from './acting.js';
+import { behind, listOf, type GroupsFeature } from './feature.js';
+import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
+import { MemberCreateBody, MemberUpdateBody, parseListQuery, userRefOf } from './schemas.js';
+
+/** Members under `/me/groups/{group}` (owners manage, active members read) and the platform's. */
+export function memberRoutes(feature: GroupsFeature): Route[] {
+  const { deps, reads, members, showMember } = feature;
+
+  const add = async (ctx: RequestContext) => {
+    const body = parseJsonBody(ctx, MemberCreateBody);
+    const request = { ref: userRefOf(body), roles: body.roles, state: body.state };
+    return ok(showMember(await members.add(actingOf(ctx), ctx.params.group, request)));
+  };
+  const setRoles = async (ctx: RequestContext) => {
+    const { roles } = parseJsonBody(ctx, MemberUpdateBody);
+    return ok(showMember(await members.setRoles(actingOf(ctx), ctx.params.group, ctx.params.member, roles)));
+  };
+  const remove = async (ctx: RequestContext) => {
+    await members.remove(actingOf(ctx), ctx.params.group, ctx.params.member);
+    return noContent();
+  };
+
+  return [
+    ...behind(deps.requireUser, [
+      {
+        method: 'GET',
+        path: `${ME_GROUPS}/:group/members`,
+        handle(ctx) {
+          const { appId, userId } = callerUser(ctx);
+          reads.requireActiveMember(appId, ctx.params.group, userId);
+          const query = parseListQuery(ctx.query(), ['lookup_filter']);
+          return ok(listOf(reads.members(appId, ctx.params.group, query), showMember));
+        },
+      },
+      {
+        method: 'GET',
+        path: `${ME_GROUPS}/:group/members/:member`,
+        handle(ctx) {
+          const { appId, userId } = callerUser(ctx);
+          const own = reads.visibleGroup(appId, ctx.params.group, userId).member;
+          if (own.context.id === ctx.params.member) return ok(showMember(own));
+          reads.requireActiveMember(appId, ctx.params.group, userId);
+          return ok(showMember(reads.member(appId, ctx.params.group, ctx.params.member)));
+        },
+      },
+      { method: 'POST', path: `${ME_GROUPS}/:group/members`, handle: add },
+      { method: 'PUT', path: `${ME_GROUPS}/:group/members/:member`, handle: setRoles },
+      { method: 'DELETE', path: `${ME_GROUPS}/:group/members/:member`, handle: remove },
+    ]),
+    ...behind(deps.requireApp, [
+      {
+        method: 'GET',
+        path: `${APP_GROUPS}/:group/members`,
+        handle(ctx) {
+          const query = parseListQuery(ctx.query(), ['lookup_filter']);
+          return ok(listOf(reads.members(ctx.params.app, ctx.params.group, query), showMember));
+        },
+      },
+      {
+        method: 'GET',
+        path: `${APP_GROUPS}/:group/members/:member`,
+        handle(ctx) {
+          return ok(showMember(reads.member(ctx.params.app, ctx.params.group, ctx.params.member)));
+        },
+      },
+      { method: 'POST', path: `${APP_GROUPS}/:group/members`, handle: add },
+      { method: 'PUT', path: `${APP_GROUPS}/:group/members/:member`, handle: setRoles },
+      { method: 'DELETE', path: `${APP_GROUPS}/:group/members/:member`, handle: remove },
+    ]),
+  ];
+}

@@ -1,0 +1,68 @@
+import { newId } from '../../lib/ids.js';
+import type { UserRef } from '../users/directory.js';
+import type { MemberState } from '../../../machines/member.machine.js';
+import { partyOf, type Acting } from './acting.js';
+import { runEdit, type GroupsCore } from './core.js';
+import { memberLock } from './keys.js';
+import type { MemberView } from './render.js';
+import { userTarget } from './user-target.js';
+
+export interface NewMemberRequest {
+  ref: UserRef;
+  roles: string[];
+  state: MemberState;
+}
+
+/** Adding members, changing their roles and removing them; on `/me` only owners may. */
+export class MemberService {
+  constructor(private readonly core: GroupsCore) {}
+
+  /** 409 `E_MEMBER_EXISTS` for a user already in the group; the first member gets `owner`. */
+  async add(acting: Acting, groupId: string, request: NewMemberRequest): Promise<MemberView> {
+    const { appId } = acting;
+    const memberId = newId('member');
+    const target = userTarget(this.core.users, appId, request.ref);
+    return runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId), ...target.locks], (edit, turn) => {
+      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      const member = edit.addMember(memberId, {
+        userId: target.resolve(turn, edit.hold),
+        roles: request.roles,
+        state: request.state,
+        addedBy: partyOf(acting),
+      });
+      edit.finish();
+      return member;
+    });
+  }
+
+  /**
+   * Replaces a member's roles; 409 `E_LAST_OWNER` if that takes `owner` from the last active owner.
+   * A member still waiting on its invite passes the roles to the invite, which grants them on acceptance.
+   */
+  async setRoles(acting: Acting, groupId: string, memberId: string, roles: string[]): Promise<MemberView> {
+    const { appId } = acting;
+    return runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId)], (edit, turn) => {
+      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      const member = edit.sendMember(memberId, { type: 'member.setRoles', roles, at: turn.now });
+      const invite = member.context.invite_id === undefined ? undefined : edit.invite(member.context.invite_id);
+      if (invite?.state === 'pending') {
+        const { redirect_url, app_variant_id } = invite.context;
+        edit.sendInvite(invite.context.id, { type: 'invite.update', roles, redirect_url, app_variant_id });
+      }
+      edit.finish();
+      return member;
+    });
+  }
+
+  /** Owners remove anyone; any member may remove itself (leave). Never the last active owner. */
+  async remove(acting: Acting, groupId: string, memberId: string): Promise<void> {
+    const { appId } = acting;
+    await runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId)], (edit) => {
+      if (acting.kind === 'user' && edit.requireVisibleTo(acting.userId).context.id !== memberId) {
+        edit.requireOwner(acting.userId);
+      }
+      edit.removeMember(memberId);
+      edit.finish();
+    });
+  }
+}

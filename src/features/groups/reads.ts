@@ -1,0 +1,122 @@
+import { forbidden, notFound } from '../../lib/errors.js';
+import { readPage } from '../../storage/paging.js';
+import { addressKindOf } from '../users/addresses.js';
+import type { GroupContext } from '../../../machines/group.machine.js';
+import type { MemberContext } from '../../../machines/member.machine.js';
+import type { InviteContext } from '../../../machines/invite.machine.js';
+import type { GroupsCore } from './core.js';
+import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, OWNER_ROLE, groupCountKey, groupKey, inviteKey, memberKey } from './keys.js';
+import type { GroupView, InviteView, MemberView } from './render.js';
+import type { ListQuery } from './schemas.js';
+import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
+
+export interface Page<T> {
+  total: number;
+  items: T[];
+}
+
+/** IDs sorted in creation order, then the page after `after`. */
+function pageOfIds(ids: Iterable<string>, query: ListQuery): Page<string> {
+  const sorted = [...new Set(ids)].sort();
+  const start = query.after === undefined ? 0 : sorted.findIndex((id) => id > query.after!);
+  return { total: sorted.length, items: start < 0 ? [] : sorted.slice(start, start + query.page_size) };
+}
+
+const idsOfPage = (db: Database<unknown, Key>, prefix: Key[], query: ListQuery) =>
+  readPage(db, { prefix, pageSize: query.page_size, after: query.after }).map(({ id }) => id);
+
+/** Committed reads of groups, members and invites: no actor is activated to answer them. */
+export class GroupReads {
+  constructor(private readonly core: GroupsCore) {}
+
+  group(appId: string, groupId: string): GroupView {
+    const group = this.core.runtime.read<GroupContext>(GROUP_KIND, groupKey(appId, groupId));
+    if (!group) throw notFound('group', groupId);
+    return group;
+  }
+
+  member(appId: string, groupId: string, memberId: string): MemberView {
+    this.group(appId, groupId);
+    const member = this.core.runtime.read<MemberContext>(MEMBER_KIND, memberKey(appId, groupId, memberId));
+    if (!member) throw notFound('member', memberId);
+    return member;
+  }
+
+  invite(appId: string, groupId: string, inviteId: string): InviteView {
+    this.group(appId, groupId);
+    const invite = this.core.runtime.read<InviteContext>(INVITE_KIND, inviteKey(appId, groupId, inviteId));
+    if (!invite) throw notFound('invite', inviteId);
+    return invite;
+  }
+
+  memberOfUser(appId: string, groupId: string, userId: string): MemberView | undefined {
+    const memberId = this.core.memberships.memberIdOf(appId, userId, groupId);
+    return memberId === undefined ? undefined : this.core.runtime.read<MemberContext>(MEMBER_KIND, memberKey(appId, groupId, memberId));
+  }
+
+  /** A group as its member sees it: 404 for anyone without a member record (any state). */
+  visibleGroup(appId: string, groupId: string, userId: string): { group: GroupView; member: MemberView } {
+    const member = this.memberOfUser(appId, groupId, userId);
+    if (!member) throw notFound('group', groupId);
+    return { group: this.group(appId, groupId), member };
+  }
+
+  /** 403 unless the user is an active member (what member lists and other members' records need). */
+  requireActiveMember(appId: string, groupId: string, userId: string): { group: GroupView; member: MemberView } {
+    const seen = this.visibleGroup(appId, groupId, userId);
+    if (seen.member.state !== 'active') throw forbidden('Only active members may see the members of a group');
+    return seen;
+  }
+
+  isOwner(member: MemberView): boolean {
+    return member.state === 'active' && member.context.roles.includes(OWNER_ROLE);
+  }
+
+  /** An app's groups; `lookup_filter` values match a group ID or, case-insensitively, a name. */
+  groups(appId: string, query: ListQuery): Page<GroupView> {
+    const { runtime, names } = this.core;
+    const page = query.lookup_filter
+      ? pageOfIds(
+          query.lookup_filter.flatMap((value) => [
+            ...(runtime.table(GROUP_KIND).doesExist(groupKey(appId, value)) ? [value] : []),
+            ...names.idsNamed(appId, value),
+          ]),
+          query,
+        )
+      : { total: runtime.counter(groupCountKey(appId)), items: idsOfPage(runtime.table(GROUP_KIND), [appId], query) };
+    return { total: page.total, items: page.items.map((id) => this.group(appId, id)) };
+  }
+
+  /** The groups in which a user has a member record, with that member. */
+  groupsOfUser(appId: string, userId: string, query: ListQuery): Page<{ group: GroupView; member: MemberView }> {
+    const db = this.core.memberships.table;
+    const total = db.getKeysCount({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
+    const items = idsOfPage(db, [appId, userId], query).map((groupId) => this.visibleGroup(appId, groupId, userId));
+    return { total, items };
+  }
+
+  /** A group's members; `lookup_filter` values match a user ID, email or phone. */
+  members(appId: string, groupId: string, query: ListQuery): Page<MemberView> {
+    const group = this.group(appId, groupId);
+    const { runtime, users, memberships } = this.core;
+    const page = query.lookup_filter
+      ? pageOfIds(
+          query.lookup_filter
+            .flatMap((value) => [value, ...users.findByAddress(appId, addressKindOf(value), value)])
+            .flatMap((userId) => memberships.memberIdOf(appId, userId, groupId) ?? []),
+          query,
+        )
+      : { total: group.context.tally.members, items: idsOfPage(runtime.table(MEMBER_KIND), [appId, groupId], query) };
+    return { total: page.total, items: page.items.map((id) => this.member(appId, groupId, id)) };
+  }
+
+  /** A group's invites; `ensured_user_id` keeps those of one user. */
+  invites(appId: string, groupId: string, query: ListQuery): Page<InviteView> {
+    const group = this.group(appId, groupId);
+    const { runtime, invites } = this.core;
+    const page = query.ensured_user_id
+      ? pageOfIds(invites.idsOf(appId, groupId, query.ensured_user_id), query)
+      : { total: group.context.tally.invites, items: idsOfPage(runtime.table(INVITE_KIND), [appId, groupId], query) };
+    return { total: page.total, items: page.items.map((id) => this.invite(appId, groupId, id)) };
+  }
+}

@@ -1,0 +1,114 @@
+import * as v from 'valibot';
+import { validationError, type FieldErrors } from '../../lib/errors.js';
+import { EXTERNAL_ID } from '../../lib/ids.js';
+import { parseInput } from '../../lib/validate.js';
+import type { UserRef } from '../users/directory.js';
+import type { MemberState } from '../../../machines/member.machine.js';
+
+const META_LIMIT = 16 * 1024;
+
+const Name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200));
+
+const Meta = v.pipe(
+  v.record(v.string(), v.unknown(), 'meta must be an object'),
+  v.check((meta) => Buffer.byteLength(JSON.stringify(meta)) <= META_LIMIT, `meta must be at most ${META_LIMIT} bytes as JSON`),
+);
+
+/** ADDENDUM §5 group body; a PUT replaces, so omitted policy and meta return to their defaults. */
+export const GroupBody = v.object({
+  name: Name,
+  admission_policy: v.optional(v.picklist(['invite_only', 'open'], 'admission_policy is invite_only or open'), 'invite_only'),
+  meta: v.optional(Meta, {}),
+});
+
+const Roles = v.pipe(
+  v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'a role is a non-empty string'), v.maxLength(64)), 'roles must be an array of strings'),
+  v.maxLength(50, 'at most 50 roles'),
+  v.transform((roles) => [...new Set(roles)]),
+);
+
+const UserId = v.pipe(v.string(), v.regex(EXTERNAL_ID, 'user_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'));
+const Email = v.pipe(v.string(), v.trim(), v.email('email must be an email address'), v.maxLength(320));
+const Phone = v.pipe(v.string(), v.trim(), v.regex(/^\+?[0-9][0-9 ().-]{3,31}$/, 'phone must be a phone number'));
+
+const Target = {
+  user_id: v.optional(UserId),
+  email: v.optional(Email),
+  phone: v.optional(Phone),
+};
+
+const MEMBER_STATES = ['active', 'invite_pending', 'invite_rejected'] as const satisfies readonly MemberState[];
+
+export const MemberCreateBody = v.object({
+  ...Target,
+  roles: Roles,
+  state: v.optional(v.picklist(MEMBER_STATES, `state is one of ${MEMBER_STATES.join(', ')}`), 'active'),
+});
+
+export const MemberUpdateBody = v.object({ roles: Roles });
+
+const RedirectUrl = v.pipe(
+  v.string(),
+  v.maxLength(2048),
+  v.check((url) => /^\/(?!\/)/.test(url) || /^https?:\/\/[^\s]+$/i.test(url), 'redirect_url is an absolute http(s) URL or a path'),
+);
+
+/** Invite create and update share one shape: `roles` required, one user, optional redirect and variant. */
+export const InviteBody = v.object({
+  ...Target,
+  roles: Roles,
+  redirect_url: v.optional(RedirectUrl),
+  app_variant_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+});
+
+/**
+ * The user a member or invite body names: exactly one of `user_id`, `email`, `phone`
+ * (400 `E_VALIDATION` with `field_errors` on each field otherwise).
+ */
+export function userRefOf(body: { user_id?: string; email?: string; phone?: string }): UserRef {
+  const given = (['user_id', 'email', 'phone'] as const).filter((field) => body[field] !== undefined);
+  if (given.length === 1) {
+    const field = given[0];
+    return field === 'user_id' ? { user_id: body.user_id! } : field === 'email' ? { email: body.email! } : { phone: body.phone! };
+  }
+  const errors: FieldErrors = {};
+  if (given.length === 0) errors.user_id = ['one of user_id, email or phone is required'];
+  for (const field of given) errors[field] = ['user_id, email and phone are mutually exclusive'];
+  throw validationError(errors);
+}
+
+const PageSize = v.pipe(
+  v.string(),
+  v.regex(/^\d+$/, 'page_size must be a whole number'),
+  v.transform(Number),
+  v.minValue(1, 'page_size is at least 1'),
+  v.maxValue(100, 'page_size is at most 100'),
+);
+
+const ListQuery = v.object({
+  page_size: v.optional(PageSize, '20'),
+  after: v.optional(v.pipe(v.string(), v.minLength(1, 'after must not be empty'), v.maxLength(256))),
+  lookup_filter: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((list) => [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))]),
+      v.maxLength(100, 'lookup_filter holds at most 100 values'),
+      v.check((values) => values.every((value) => value.length <= 320), 'a lookup_filter value is at most 320 characters'),
+    ),
+  ),
+  ensured_user_id: v.optional(UserId),
+});
+
+export type ListQuery = v.InferOutput<typeof ListQuery>;
+
+/** List query parameters: `page_size` 1..100 (default 20), `after`, and the filters of each list. */
+export function parseListQuery(query: URLSearchParams, allowed: ReadonlyArray<'lookup_filter' | 'ensured_user_id'>): ListQuery {
+  const input: Record<string, string> = {};
+  const unknown: FieldErrors = {};
+  for (const [name, value] of query) {
+    if (name === 'page_size' || name === 'after' || (allowed as string[]).includes(name)) input[name] = value;
+    else unknown[name] = ['unknown query parameter'];
+  }
+  if (Object.keys(unknown).length > 0) throw validationError(unknown);
+  return parseInput(ListQuery, input);
+}

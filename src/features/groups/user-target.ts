@@ -1,0 +1,36 @@
+import { notFound } from '../../lib/errors.js';
+import type { Turn } from '../../runtime/runtime.js';
+import type { Hold } from './locking.js';
+import { USER_KIND, userKey, userLock, type UserDirectory, type UserRef } from '../users/directory.js';
+
+/** How a member or invite body's user is found: the locks to take, then `resolve` inside the turn. */
+export interface UserTarget {
+  locks: string[];
+  /** The user's ID; the turn then holds the user's lock, so the user cannot be deleted under it. */
+  resolve(turn: Turn, hold: Hold): string;
+}
+
+/**
+ * A `user_id` must name a user of the application (404 `E_USER_NOT_FOUND`); an email or phone
+ * finds its user or creates one (ADDENDUM §5: "a user is ensured").
+ */
+export function userTarget(users: UserDirectory, appId: string, ref: UserRef): UserTarget {
+  if ('user_id' in ref) {
+    return {
+      locks: [userLock(appId, ref.user_id)],
+      resolve: (turn) => {
+        if (!turn.get(USER_KIND, userKey(appId, ref.user_id))) throw notFound('user', ref.user_id);
+        return ref.user_id;
+      },
+    };
+  }
+  const plan = users.planEnsure(appId, ref);
+  return {
+    locks: plan.locks,
+    resolve: (turn, hold) => {
+      const { userId } = plan.apply(turn);
+      hold([userLock(appId, userId)]);
+      return userId;
+    },
+  };
+}

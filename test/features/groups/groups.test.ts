@@ -1,0 +1,162 @@
+import t from 'tap';
+import { startServer } from '../../helpers/server.js';
+import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
+
+t.test('POST /me/groups makes the caller the active owner; GET shows it to members only', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const eve = await person(server, 'eve@example.com');
+  const res = await as(server, ada).post('/me/groups', { name: ' Crew ', admission_policy: 'open', meta: { color: 'red' } });
+  t.equal(res.status, 200);
+  const { group, member } = res.body;
+  t.match(group, { name: 'Crew', admission_policy: 'open', meta: { color: 'red' }, member_count: 1, app_id: server.app.id });
+  t.match(group.id, /^group_[0-9A-Z]{26}$/);
+  t.equal(group.created_by, ada.userId);
+  t.match(member, { user_id: ada.userId, group_id: group.id, roles: ['owner'], state: 'active', added_by: `user:${ada.userId}` });
+  t.equal(member.profile.email, 'ada@example.com');
+
+  const seen = await as(server, ada).get(`/me/groups/${group.id}`);
+  t.same(seen.body, res.body, 'GET answers the same wrapper');
+  const hidden = await as(server, eve).get(`/me/groups/${group.id}`);
+  t.equal(hidden.status, 404);
+  t.equal(hidden.body.code, 'E_GROUP_NOT_FOUND');
+  await assertProfilesConsistent(t, server, [ada.userId, eve.userId]);
+  t.same(profileGroups(server, eve.userId), []);
+});
+
+t.test('group bodies are validated', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const cases: Array<[unknown, string]> = [
+    [{}, 'name'],
+    [{ name: '   ' }, 'name'],
+    [{ name: 'x', admission_policy: 'closed' }, 'admission_policy'],
+    [{ name: 'x', meta: 'no' }, 'meta'],
+    [{ name: 'x', meta: { big: 'x'.repeat(16 * 1024) } }, 'meta'],
+  ];
+  for (const [body, field] of cases) {
+    const res = await as(server, ada).post('/me/groups', body);
+    t.equal(res.status, 400, JSON.stringify(body).slice(0, 60));
+    t.equal(res.body.code, 'E_VALIDATION');
+    t.ok(res.body.field_errors[field], `field_errors names ${field}`);
+  }
+  const list = await platform(server).get('/groups');
+  t.equal(list.body.total_results, 0, 'nothing was created');
+});
+
+t.test('only owners update or delete a group; PUT replaces it', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  await platform(server).post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: ['reader'] });
+
+  const refused = await as(server, bob).put(`/me/groups/${group.id}`, { name: 'Mine' });
+  t.equal(refused.status, 403);
+  t.equal(refused.body.code, 'E_FORBIDDEN');
+  t.equal((await as(server, bob).del(`/me/groups/${group.id}`)).status, 403);
+
+  const updated = await as(server, ada).put(`/me/groups/${group.id}`, { name: 'Band', meta: { a: 1 } });
+  t.equal(updated.status, 200);
+  t.match(updated.body.group, { name: 'Band', meta: { a: 1 }, admission_policy: 'invite_only', updated_by: ada.userId });
+  t.equal(updated.body.member.user_id, ada.userId);
+  const byApp = await platform(server).put(`/groups/${group.id}`, { name: 'Orchestra', admission_policy: 'open' });
+  t.match(byApp.body, { name: 'Orchestra', admission_policy: 'open', meta: {}, updated_by: `app:${server.app.id}` });
+  await assertProfilesConsistent(t, server, [ada.userId, bob.userId]);
+
+  t.equal((await platform(server).get(`/groups?lookup_filter=band`)).body.total_results, 0, 'the old name is unindexed');
+  t.equal((await platform(server).get(`/groups?lookup_filter=ORCHESTRA`)).body.total_results, 1);
+});
+
+t.test('deleting a group removes its members, invites and profile pairs', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const other = await groupOf(server, bob, 'Other');
+  await api.post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: [] });
+  const invited = await api.post(`/groups/${group.id}/invites`, { email: 'cy@example.com', roles: [] });
+  const cy = invited.body.invitation.ensured_user_id;
+
+  t.equal((await as(server, ada).del(`/me/groups/${group.id}`)).status, 204);
+  t.equal((await api.get(`/groups/${group.id}`)).body.code, 'E_GROUP_NOT_FOUND');
+  t.equal((await api.get(`/groups/${group.id}/members`)).status, 404);
+  t.equal((await as(server, bob).get(`/me/groups/${group.id}`)).status, 404);
+  t.same(profileGroups(server, ada.userId), []);
+  t.same(profileGroups(server, cy), []);
+  t.same(profileGroups(server, bob.userId).map((p) => p.group.id), [other.group.id], "bob's other group stays");
+  const { runtime } = server.deps;
+  t.equal(runtime.read('invite', [server.app.id, group.id, invited.body.invitation.id]), undefined);
+  t.equal(runtime.read('member', [server.app.id, group.id, invited.body.invitation.id]), undefined);
+  const list = await api.get('/groups');
+  t.same(list.body.results.map((g: any) => g.id), [other.group.id]);
+  t.equal(list.body.total_results, 1);
+
+  t.equal((await api.del(`/groups/${other.group.id}`)).status, 204, 'the platform deletes too');
+  t.equal((await api.del(`/groups/${other.group.id}`)).status, 404);
+});
+
+t.test('platform groups: create answers the plain group; paging and lookup_filter', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const created = await api.post('/groups', { name: 'Alpha' });
+  t.equal(created.status, 200);
+  t.equal(created.body.member, undefined, 'a plain Group');
+  t.equal(created.body.member_count, 0);
+  t.equal(created.body.created_by, `app:${server.app.id}`);
+  const ids = [created.body.id];
+  for (const name of ['Beta', 'alpha', 'Gamma', 'Delta']) ids.push((await api.post('/groups', { name })).body.id);
+
+  const first = await api.get('/groups?page_size=2');
+  t.equal(first.body.total_results, 5);
+  t.same(first.body.results.map((g: any) => g.id), ids.slice(0, 2));
+  const second = await api.get(`/groups?page_size=2&after=${ids[1]}`);
+  t.same(second.body.results.map((g: any) => g.id), ids.slice(2, 4));
+  const last = await api.get(`/groups?page_size=2&after=${ids[3]}`);
+  t.same(last.body.results.map((g: any) => g.id), ids.slice(4));
+  t.equal((await api.get('/groups')).body.results.length, 5, 'default page size 20 holds all');
+
+  const byName = await api.get('/groups?lookup_filter=ALPHA');
+  t.same(byName.body.results.map((g: any) => g.id), [ids[0], ids[2]], 'names match case-insensitively');
+  t.equal(byName.body.total_results, 2);
+  const mixed = await api.get(`/groups?lookup_filter=${ids[4]},gamma,nothing&page_size=1`);
+  t.equal(mixed.body.total_results, 2);
+  t.same(mixed.body.results.map((g: any) => g.id), [ids[3]]);
+  const mixedNext = await api.get(`/groups?lookup_filter=${ids[4]},gamma&page_size=1&after=${ids[3]}`);
+  t.same(mixedNext.body.results.map((g: any) => g.id), [ids[4]]);
+
+  for (const query of ['page_size=0', 'page_size=101', 'page_size=ten', 'after=', 'sort=up']) {
+    const res = await api.get(`/groups?${query}`);
+    t.equal(res.status, 400, query);
+    t.equal(res.body.code, 'E_VALIDATION');
+  }
+  t.equal((await api.get('/groups/group_nope')).body.code, 'E_GROUP_NOT_FOUND');
+  t.equal((await api.get('/groups/group_01JD0000000000000000000000')).body.code, 'E_GROUP_NOT_FOUND');
+  const huge = await api.del(`/groups/${'x'.repeat(5000)}/invites/${'y'.repeat(5000)}`);
+  t.equal(huge.status, 404, 'an ID longer than any key is simply not found');
+  t.equal((await api.get(`/groups?lookup_filter=${'z'.repeat(5000)}`)).status, 400);
+});
+
+t.test('GET /me/groups lists the caller groups of the token app, paged', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const ids = [];
+  for (const name of ['One', 'Two', 'Three']) ids.push((await groupOf(server, ada, name)).group.id);
+  await groupOf(server, bob, 'Not mine');
+  const invited = await platform(server).post(`/groups/${ids[0]}/invites`, { user_id: bob.userId, roles: [] });
+  t.equal(invited.status, 200);
+
+  const page = await as(server, ada).get('/me/groups?page_size=2');
+  t.equal(page.body.total_results, 3);
+  t.same(page.body.results.map((p: any) => p.group.id), ids.slice(0, 2));
+  t.ok(page.body.results.every((p: any) => p.member.user_id === ada.userId && p.member.profile.email === 'ada@example.com'));
+  const next = await as(server, ada).get(`/me/groups?page_size=2&after=${ids[1]}`);
+  t.same(next.body.results.map((p: any) => p.group.id), [ids[2]]);
+
+  const bobs = await as(server, bob).get('/me/groups');
+  t.equal(bobs.body.total_results, 2, 'a pending invite shows the group to its user');
+  t.same(bobs.body.results.map((p: any) => p.member.state).sort(), ['active', 'invite_pending']);
+  t.equal((await as(server, ada).get('/me/groups?page_size=500')).status, 400);
+});

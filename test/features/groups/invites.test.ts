@@ -1,0 +1,239 @@
+import t from 'tap';
+import { startServer } from '../../helpers/server.js';
+import { tokenFor } from '../../helpers/tokens.js';
+import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
+
+t.test('the invite story: an address with no user → pending member → accepted → active', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  t.same(server.deps.users.findByAddress(server.app.id, 'email', 'new@example.com'), [], 'no such user yet');
+
+  const created = await as(server, ada).post(`/me/groups/${group.id}/invites`, {
+    email: 'New@Example.com',
+    roles: ['editor'],
+    redirect_url: '/welcome',
+    app_variant_id: 'web',
+  });
+  t.equal(created.status, 200);
+  const { invitation } = created.body;
+  t.match(invitation, {
+    group_id: group.id,
+    roles: ['editor'],
+    state: 'pending',
+    email: 'New@Example.com',
+    user_lookup_value: 'New@Example.com',
+    redirect_url: '/welcome',
+    app_variant_id: 'web',
+    created_by: ada.userId,
+  });
+  t.match(invitation.id, /^invite_/);
+  const invitedId = invitation.ensured_user_id;
+  t.same(server.deps.users.findByAddress(server.app.id, 'email', 'new@example.com'), [invitedId], 'the user was ensured');
+
+  const members = await api.get(`/groups/${group.id}/members?lookup_filter=${invitedId}`);
+  const pending = members.body.results[0];
+  t.match(pending, { state: 'invite_pending', roles: ['editor'], invited_by: `user:${ada.userId}` });
+  t.equal((await api.get(`/groups/${group.id}`)).body.member_count, 1, 'a pending member is not counted');
+  await assertProfilesConsistent(t, server, [ada.userId, invitedId]);
+
+  const invited = await tokenFor(server, { user_id: invitedId });
+  const accepted = await as(server, invited).post(`/me/groups/${group.id}/invites/${invitation.id}/accept`);
+  t.equal(accepted.status, 200);
+  t.match(accepted.body.member, { id: pending.id, state: 'active', roles: ['editor'] });
+  t.equal(accepted.body.group.member_count, 2);
+  const after = await api.get(`/groups/${group.id}/invites/${invitation.id}`);
+  t.match(after.body, { state: 'accepted', accepted_by: invitedId });
+  t.equal((await api.get(`/groups/${group.id}`)).body.member_count, 2);
+  await assertProfilesConsistent(t, server, [ada.userId, invitedId]);
+  t.equal(profileGroups(server, ada.userId)[0].group.member_count, 2, "every member's profile sees the new count");
+
+  const twice = await as(server, invited).post(`/me/groups/${group.id}/invites/${invitation.id}/accept`);
+  t.equal(twice.status, 409);
+  t.equal(twice.body.code, 'E_INVALID_STATE_TRANSITION');
+  t.match(twice.body.message, /invite\.accept/);
+  t.match(twice.body.message, /accepted/);
+  const late = await as(server, invited).post(`/me/groups/${group.id}/invites/${invitation.id}/reject`);
+  t.equal(late.body.code, 'E_INVALID_STATE_TRANSITION');
+  const put = await api.put(`/groups/${group.id}/invites/${invitation.id}`, { user_id: invitedId, roles: ['x'] });
+  t.equal(put.status, 409, 'an accepted invite is not updated');
+  t.match(put.body.message, /invite\.update.*accepted/);
+});
+
+t.test('the reject story', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const { invitation } = (await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: ['reader'] })).body;
+  t.equal(invitation.created_by, `app:${server.app.id}`);
+  t.equal(invitation.user_lookup_value, undefined, 'a user_id invite has no lookup value');
+
+  const rejected = await as(server, bob).post(`/me/groups/${group.id}/invites/${invitation.id}/reject`);
+  t.equal(rejected.status, 200);
+  t.equal(rejected.body.member.state, 'invite_rejected');
+  t.equal(rejected.body.group.member_count, 1);
+  t.equal((await api.get(`/groups/${group.id}/invites/${invitation.id}`)).body.state, 'rejected');
+  const accept = await as(server, bob).post(`/me/groups/${group.id}/invites/${invitation.id}/accept`);
+  t.equal(accept.status, 409);
+  t.match(accept.body.message, /invite\.accept.*rejected/);
+  const rejectedMember = rejected.body.member;
+  const roles = await api.put(`/groups/${group.id}/members/${rejectedMember.id}`, { roles: ['x'] });
+  t.equal(roles.status, 409, 'a rejected member is final');
+  t.equal(roles.body.code, 'E_INVALID_STATE_TRANSITION');
+  t.match(roles.body.message, /member\.setRoles.*invite_rejected/);
+  await assertProfilesConsistent(t, server, [ada.userId, bob.userId]);
+
+  const again = await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [] });
+  t.equal(again.status, 200, 'a rejected user may be invited again');
+  const members = (await api.get(`/groups/${group.id}/members?lookup_filter=${bob.userId}`)).body;
+  t.equal(members.total_results, 1, 'the new invite replaced the rejected member');
+  t.equal(members.results[0].state, 'invite_pending');
+  t.equal((await api.get(`/groups/${group.id}`)).body.member_count, 1);
+  await assertProfilesConsistent(t, server, [ada.userId, bob.userId]);
+});
+
+t.test('invite rules: one pending invite per user, members are not invited, first invite gets owner', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Empty' })).body;
+  const first = await api.post(`/groups/${group.id}/invites`, { phone: '+15550100', roles: ['reader'] });
+  t.equal(first.status, 200);
+  t.same(first.body.invitation.roles, ['reader', 'owner'], 'the first member invited gets owner');
+  const userId = first.body.invitation.ensured_user_id;
+
+  const dup = await api.post(`/groups/${group.id}/invites`, { phone: '+1 555 0100', roles: [] });
+  t.equal(dup.status, 409);
+  t.equal(dup.body.code, 'E_INVITE_EXISTS');
+  const dupById = await api.post(`/groups/${group.id}/invites`, { user_id: userId, roles: [] });
+  t.equal(dupById.body.code, 'E_INVITE_EXISTS');
+
+  const updated = await api.put(`/groups/${group.id}/invites/${first.body.invitation.id}`, { user_id: userId, roles: ['writer'], redirect_url: 'https://app.example/x' });
+  t.equal(updated.status, 200);
+  t.same(updated.body.roles, ['writer', 'owner'], 'the first invite keeps owner through updates');
+  t.equal(updated.body.redirect_url, 'https://app.example/x');
+  const member = (await api.get(`/groups/${group.id}/members?lookup_filter=${userId}`)).body.results[0];
+  t.same(member.roles, ['writer', 'owner'], 'the update carried its roles to the pending member');
+  const memberPut = await api.put(`/groups/${group.id}/members/${member.id}`, { roles: ['owner', 'chief'] });
+  t.same(memberPut.body.roles, ['owner', 'chief']);
+  const carried = await api.get(`/groups/${group.id}/invites/${first.body.invitation.id}`);
+  t.same(carried.body.roles, ['owner', 'chief'], "a pending member's new roles go to its invite");
+  t.equal(carried.body.redirect_url, 'https://app.example/x', 'and leave the rest of the invite as it was');
+
+  const other = await api.put(`/groups/${group.id}/invites/${first.body.invitation.id}`, { email: 'x@example.com', roles: [] });
+  t.equal(other.status, 400, 'an invite keeps its user');
+  t.ok(other.body.field_errors.email);
+  const both = await api.post(`/groups/${group.id}/invites`, { user_id: userId, email: 'x@example.com', roles: [] });
+  t.equal(both.status, 400);
+  t.same(Object.keys(both.body.field_errors).sort(), ['email', 'user_id']);
+  for (const body of [{ user_id: userId }, { user_id: userId, roles: [], redirect_url: 'javascript:alert(1)' }, { user_id: userId, roles: [], app_variant_id: '' }]) {
+    t.equal((await api.post(`/groups/${group.id}/invites`, body)).status, 400, JSON.stringify(body));
+  }
+
+  const active = (await api.post(`/groups/${group.id}/members`, { email: 'act@example.com', roles: [] })).body;
+  const memberInvite = await api.post(`/groups/${group.id}/invites`, { user_id: active.user_id, roles: [] });
+  t.equal(memberInvite.status, 409);
+  t.equal(memberInvite.body.code, 'E_MEMBER_EXISTS');
+  t.equal((await api.post(`/groups/${group.id}/invites`, { user_id: 'user_missing', roles: [] })).body.code, 'E_USER_NOT_FOUND');
+});
+
+t.test('deleting a pending invite deletes its pending member; an answered one only itself', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const pending = (await api.post(`/groups/${group.id}/invites`, { email: 'cy@example.com', roles: [] })).body.invitation;
+  t.equal((await api.del(`/groups/${group.id}/invites/${pending.id}`)).status, 204);
+  t.equal((await api.get(`/groups/${group.id}/invites/${pending.id}`)).body.code, 'E_INVITE_NOT_FOUND');
+  t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 1, 'the pending member went with it');
+  t.same(profileGroups(server, pending.ensured_user_id), []);
+
+  const bobs = (await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [] })).body.invitation;
+  await as(server, bob).post(`/me/groups/${group.id}/invites/${bobs.id}/accept`);
+  t.equal((await as(server, ada).del(`/me/groups/${group.id}/invites/${bobs.id}`)).status, 204);
+  const members = (await api.get(`/groups/${group.id}/members`)).body;
+  t.equal(members.total_results, 2, 'an accepted invite leaves its member');
+  t.equal((await api.get(`/groups/${group.id}`)).body.member_count, 2);
+
+  const again = (await api.post(`/groups/${group.id}/invites`, { email: 'dee@example.com', roles: [] })).body.invitation;
+  const member = (await api.get(`/groups/${group.id}/members?lookup_filter=dee@example.com`)).body.results[0];
+  t.equal((await api.del(`/groups/${group.id}/members/${member.id}`)).status, 204);
+  t.equal((await api.get(`/groups/${group.id}/invites/${again.id}`)).status, 404, "removing a pending member removes its pending invite");
+  await assertProfilesConsistent(t, server, [ada.userId, bob.userId, again.ensured_user_id]);
+});
+
+t.test('on /me: owners manage invites, only the invited user answers, others see their own', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const cy = await person(server, 'cy@example.com');
+  const { group } = await groupOf(server, ada);
+  const base = `/me/groups/${group.id}/invites`;
+  await platform(server).post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: [] });
+
+  t.equal((await as(server, bob).post(base, { user_id: cy.userId, roles: [] })).status, 403, 'members are not owners');
+  const made = await as(server, ada).post(base, { user_id: cy.userId, roles: [] });
+  t.equal(made.status, 200);
+  const invite = made.body.invitation;
+  t.equal((await as(server, bob).put(`${base}/${invite.id}`, { user_id: cy.userId, roles: ['x'] })).status, 403);
+  t.equal((await as(server, bob).del(`${base}/${invite.id}`)).status, 403);
+  t.equal((await as(server, bob).post(`${base}/${invite.id}/accept`)).status, 403, 'only the invited user accepts');
+  t.equal((await as(server, ada).post(`${base}/${invite.id}/reject`)).status, 403, 'an owner does not answer for them');
+  t.equal((await as(server, bob).get(`${base}/${invite.id}`)).status, 403);
+  t.equal((await as(server, cy).get(`${base}/${invite.id}`)).body.id, invite.id, 'the invited user sees its invite');
+
+  const byOwner = await as(server, ada).get(base);
+  t.equal(byOwner.body.total_results, 1);
+  const byBob = await as(server, bob).get(base);
+  t.equal(byBob.body.total_results, 0, 'a member without owner sees only its own invites');
+  const byCy = await as(server, cy).get(base);
+  t.same(byCy.body.results.map((i: any) => i.id), [invite.id]);
+
+  const updated = await as(server, ada).put(`${base}/${invite.id}`, { user_id: cy.userId, roles: ['writer'] });
+  t.same(updated.body.roles, ['writer']);
+  t.equal((await as(server, cy).post(`${base}/${invite.id}/accept`)).status, 200);
+  t.same((await as(server, cy).get(`/me/groups/${group.id}`)).body.member.roles, ['writer']);
+});
+
+t.test('invite lists page by ID and filter on ensured_user_id', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Crew' })).body;
+  const invites: any[] = [];
+  for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) {
+    invites.push((await api.post(`/groups/${group.id}/invites`, { email, roles: [] })).body.invitation);
+  }
+  const bUser = invites[1].ensured_user_id;
+  const b = await tokenFor(server, { user_id: bUser });
+  await as(server, b).post(`/me/groups/${group.id}/invites/${invites[1].id}/reject`);
+  invites.push((await api.post(`/groups/${group.id}/invites`, { user_id: bUser, roles: [] })).body.invitation);
+  const ids = invites.map((i) => i.id);
+  const base = `/groups/${group.id}/invites`;
+
+  const first = await api.get(`${base}?page_size=3`);
+  t.equal(first.body.total_results, 4);
+  t.same(first.body.results.map((i: any) => i.id), ids.slice(0, 3));
+  t.same((await api.get(`${base}?page_size=3&after=${ids[2]}`)).body.results.map((i: any) => i.id), ids.slice(3));
+
+  const ofB = await api.get(`${base}?ensured_user_id=${bUser}`);
+  t.equal(ofB.body.total_results, 2);
+  t.same(ofB.body.results.map((i: any) => [i.id, i.state]), [[ids[1], 'rejected'], [ids[3], 'pending']]);
+  t.same((await api.get(`${base}?ensured_user_id=${bUser}&page_size=1&after=${ids[1]}`)).body.results.map((i: any) => i.id), [ids[3]]);
+  t.equal((await api.get(`${base}?page_size=0`)).status, 400);
+  t.equal((await api.get(`${base}?lookup_filter=x`)).status, 400, 'invites take ensured_user_id, not lookup_filter');
+});
+
+t.test('concurrent invites of one address: one pending invite, one pending member', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Crew' })).body;
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, () => api.post(`/groups/${group.id}/invites`, { email: 'race@example.com', roles: [] })),
+  );
+  t.same(answers.map((a) => a.status).sort(), [200, 409, 409, 409, 409]);
+  t.equal((await api.get(`/groups/${group.id}/invites`)).body.total_results, 1);
+  t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 1);
+});

@@ -1,0 +1,127 @@
+import t from 'tap';
+import { startServer } from '../../helpers/server.js';
+import { linkPath, profileOf, requestLink } from '../../helpers/sign-in.js';
+import { storeDigest } from '../../helpers/store-digest.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { allInvariants } from '../../../src/verify/all.js';
+import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
+
+const redeem = (server: Awaited<ReturnType<typeof startServer>>, link: string) =>
+  server.request('GET', linkPath(link), { headers: { accept: 'application/json' } });
+
+t.test('the invite story through the link: sign in and accept in one commit', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  const made = await as(server, ada).post(`/me/groups/${group.id}/invites`, { email: 'new@example.com', roles: ['editor'] });
+  t.equal(made.status, 200);
+  const { link, invitation } = made.body;
+  t.match(link, new RegExp(`^${server.deps.config.publicUrl}/hub/auth/magic/[A-Za-z0-9_-]{43}$`), 'a single-use magic link');
+  const invitedId = invitation.ensured_user_id;
+  t.equal(profileOf(server, invitedId).meta.last_sign_in, undefined, 'the invited user has not signed in');
+
+  const redeemed = await redeem(server, link);
+  t.equal(redeemed.status, 200);
+  t.equal(redeemed.body.app_user_id, invitedId, 'the link signs the invited user in');
+  t.type(redeemed.body.access_token, 'string');
+  const me = await server.request('GET', `/me/groups/${group.id}`, { token: redeemed.body.access_token });
+  t.equal(me.status, 200, 'the tokens it answers work on /me');
+  t.match(me.body.member, { state: 'active', roles: ['editor'] });
+  t.equal(me.body.group.member_count, 2);
+  t.match((await api.get(`/groups/${group.id}/invites/${invitation.id}`)).body, { state: 'accepted', accepted_by: invitedId });
+  const profile = profileOf(server, invitedId);
+  t.equal(profile.meta.last_sign_in_method, 'invite_link');
+  t.same(profile.verified_data, { email: 'new@example.com' }, 'the address the link went to is verified');
+  t.same(profileGroups(server, invitedId).map((p) => p.member.state), ['active']);
+  await assertProfilesConsistent(t, server, [ada.userId, invitedId]);
+
+  const again = await redeem(server, link);
+  t.equal(again.status, 410, 'single use');
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
+
+t.test('an answered or deleted invite kills its link; a refused redemption changes nothing', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+
+  const deleted = (await api.post(`/groups/${group.id}/invites`, { email: 'cy@example.com', roles: [] })).body;
+  t.equal((await api.del(`/groups/${group.id}/invites/${deleted.invitation.id}`)).status, 204);
+  t.equal((await redeem(server, deleted.link)).status, 410, 'a deleted invite’s link is dead');
+
+  const answered = (await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [] })).body;
+  t.equal((await as(server, bob).post(`/me/groups/${group.id}/invites/${answered.invitation.id}/reject`)).status, 200);
+  t.equal((await redeem(server, answered.link)).status, 410, 'a rejected invite’s link is dead');
+  t.equal((await api.get(`/groups/${group.id}/invites/${answered.invitation.id}`)).body.state, 'rejected');
+
+  const orphan = (await api.post(`/groups/${group.id}/invites`, { email: 'dee@example.com', roles: [] })).body;
+  t.equal((await as(server, ada).del(`/me/groups/${group.id}`)).status, 204);
+  t.equal((await redeem(server, orphan.link)).status, 410, 'a deleted group’s invite links are dead');
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
+
+t.test('an invite link with a relative redirect_url sends the browser under the public URL', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Crew' })).body;
+  const { link } = (await api.post(`/groups/${group.id}/invites`, { email: 'a@example.com', roles: [], redirect_url: '/groups/joined' })).body;
+  const browser = await server.request('GET', linkPath(link));
+  t.equal(browser.status, 302);
+  t.match(browser.headers.get('location'), `${server.deps.config.publicUrl}/groups/joined#access_token=`);
+  t.equal((await api.get(`/groups/${group.id}`)).body.member_count, 1);
+});
+
+t.test('group_to_join: a magic link that joins an open group on redemption', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const open = (await api.post('/groups', { name: 'Open', admission_policy: 'open' })).body;
+  const closed = (await api.post('/groups', { name: 'Closed' })).body;
+
+  const before = storeDigest(server.deps.store);
+  for (const group_to_join of [closed.id, 'group_01JD0000000000000000000000']) {
+    const refused = await requestLink(server, 'ada@example.com', { group_to_join });
+    t.equal(refused.status, 400, group_to_join);
+    t.ok(refused.body.field_errors.group_to_join);
+  }
+  t.equal(storeDigest(server.deps.store), before, 'a refused link stores nothing');
+
+  const made = await requestLink(server, 'ada@example.com', { group_to_join: open.id });
+  t.equal(made.status, 200);
+  const redeemed = await redeem(server, made.body.link);
+  t.equal(redeemed.status, 200);
+  const userId = made.body.app_user_id;
+  const member = (await api.get(`/groups/${open.id}/members?lookup_filter=${userId}`)).body.results[0];
+  t.match(member, { state: 'active', roles: ['owner'], added_by: `user:${userId}` }, 'the first member of a group is its owner');
+  t.equal((await api.get(`/groups/${open.id}`)).body.member_count, 1);
+
+  const twice = await requestLink(server, 'ada@example.com', { group_to_join: open.id });
+  t.equal((await redeem(server, twice.body.link)).status, 200, 'a member signs in again without a second membership');
+  t.equal((await api.get(`/groups/${open.id}/members`)).body.total_results, 1);
+  await assertProfilesConsistent(t, server, [userId]);
+});
+
+t.test('a group closed after its link was made: redemption refused, link unspent, user not signed in', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Open', admission_policy: 'open' })).body;
+  const made = await requestLink(server, 'bob@example.com', { group_to_join: group.id });
+  await api.put(`/groups/${group.id}`, { name: 'Open', admission_policy: 'invite_only' });
+  const refused = await redeem(server, made.body.link);
+  t.equal(refused.status, 409);
+  t.equal(refused.body.code, 'E_GROUP_NOT_OPEN');
+  const profile = profileOf(server, made.body.app_user_id);
+  t.equal(profile.meta.last_sign_in, undefined, 'no sign-in was committed');
+  t.same(profile.verified_data, {});
+  t.equal((await api.get(`/groups/${group.id}`)).body.member_count, 0);
+  await api.put(`/groups/${group.id}`, { name: 'Open', admission_policy: 'open' });
+  t.equal((await redeem(server, made.body.link)).status, 200, 'the link was still pending');
+});
+
+t.test('purposes are registered once, at start', async (t) => {
+  const server = await startServer(t);
+  t.throws(() => server.deps.magicLinks.purposes.register('invite', { method: 'invite_link', check() {}, locks: () => [], redeem() {} }));
+  t.throws(() => server.deps.magicLinks.purposes.register('join_group', { method: 'magic_link', check() {}, locks: () => [], redeem() {} }));
+});
