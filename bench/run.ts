@@ -45,7 +45,7 @@ async function main(): Promise<number> {
       startedAt,
     );
     process.stdout.write(`\nresults: ${file}\n`);
-    return run.outcomes.some((o) => o.status === 'failed') ? 1 : 0;
+    return run.serviceDied || run.outcomes.some((o) => o.status === 'failed') ? 1 : 0;
   } finally {
     await ceiling.stop();
     await rm(work, { recursive: true, force: true });
@@ -61,6 +61,8 @@ interface ServiceRun {
   memory?: MemoryFigures;
   memorySkipped?: string;
   coldStart: ColdStart;
+  /** Set when the service under test exited on its own during the run. */
+  serviceDied?: string;
   hot?: HotFunction[];
 }
 
@@ -109,6 +111,11 @@ async function measureService(
     const chosen = scenarios.filter((s) => options.only.length === 0 || options.only.some((o) => s.name.toLowerCase().includes(o)));
     for (const scenario of chosen) {
       const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation, connections: scenario.connections };
+      const death = service.died();
+      if (death) {
+        outcomes.push({ ...base, status: 'failed', reason: `the service had exited (${death}) before this scenario` });
+        continue;
+      }
       try {
         const load = await scenario.setup(env, settings.dir);
         const script = await prepareScript(client, scenario.name, load, settings.dir);
@@ -126,8 +133,10 @@ async function measureService(
         );
       } catch (error) {
         const skipped = error instanceof RouteUnavailable;
-        log(`${scenario.name}: ${skipped ? 'skipped' : 'FAILED'}: ${(error as Error).message}`);
-        outcomes.push({ ...base, status: skipped ? 'skipped' : 'failed', reason: (error as Error).message });
+        const died = service.died();
+        const reason = died ? `the service exited (${died}) during this scenario` : (error as Error).message;
+        log(`${scenario.name}: ${skipped ? 'skipped' : 'FAILED'}: ${reason}`);
+        outcomes.push({ ...base, status: skipped ? 'skipped' : 'failed', reason });
       }
     }
 
@@ -141,6 +150,7 @@ async function measureService(
       memory = await memoryAfterSweep(service, client, seeding.users, { read: readRate, write: writeRate }, options.sweepWrites, settings);
     } else memorySkipped = 'needs seeded users and measured platform profile read and profile write';
 
+    const serviceDied = service.died();
     await service.stop();
     stopped = true;
     const hot = options.cpuProf ? await hottestFunctions(profileDir) : undefined;
@@ -156,6 +166,7 @@ async function measureService(
       memory,
       memorySkipped,
       coldStart: restart,
+      serviceDied,
       hot,
     };
   } finally {
@@ -165,6 +176,7 @@ async function measureService(
 
 function summarize(options: BenchOptions, run: ServiceRun): string {
   const lines = [
+    ...(run.serviceDied ? [`THE SERVICE EXITED DURING THE RUN (${run.serviceDied})`] : []),
     `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up, then ${options.rounds} alternating rounds of ceiling and route, ${options.seconds}s each in total`,
     run.seeding
       ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`

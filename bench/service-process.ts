@@ -18,6 +18,8 @@ export interface ServiceProcess {
   readonly credentials?: AppCredentials;
   /** Process start to the first 200 on /health. */
   readonly coldStartMs: number;
+  /** How the process ended, if it has ended without being stopped (`code 1`, `signal SIGABRT`). */
+  died(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -60,7 +62,14 @@ export async function startService(options: ServiceStart): Promise<ServiceProces
   });
   let stdout = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let stopping = false;
+  let death: string | undefined;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code, signal) => {
+      if (!stopping) death = signal ? `signal ${signal}` : `code ${code}`;
+      resolve(code);
+    }),
+  );
   let gone = false;
   void exited.then(() => (gone = true));
 
@@ -75,9 +84,12 @@ export async function startService(options: ServiceStart): Promise<ServiceProces
     baseUrl,
     credentials: readCredentials(stdout),
     coldStartMs,
+    died: () => death,
     async stop() {
+      stopping = true;
       if (!gone) child.kill('SIGTERM');
       const code = await exited;
+      if (death) return; // reported through died()
       if (code !== 0 && code !== null) throw new Error(`the service exited with ${code}`);
     },
   };
