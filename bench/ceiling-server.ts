@@ -1,0 +1,23 @@
+/**
+ * The ceiling: a bare uWS handler answering a fixed profile-sized JSON body. Runs as its own
+ * process (started by the bench) and prints `port <n>` once it listens.
+ */
+import { uws } from '../src/http/uws.js';
+import { ceilingBody } from './profile-fixture.js';
+
+const body = ceilingBody();
+const app = uws.App();
+app.any('/*', (res) => {
+  res.cork(() => {
+    res.writeHeader('content-type', 'application/json');
+    res.end(body);
+  });
+});
+app.listen('127.0.0.1', 0, (socket) => {
+  if (!socket) {
+    process.stderr.write('ceiling: cannot listen\n');
+    process.exit(1);
+  }
+  process.stdout.write(`port ${uws.us_socket_local_port(socket as never)}\n`);
+});
+process.on('SIGTERM', () => process.exit(0));

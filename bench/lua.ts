@@ -1,0 +1,103 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * One kind of request wrk sends over and over. In `path`, header values and `body`, `{name}` is
+ * replaced per request by a value of the pool `name` and `{n}` by a number unique to the run.
+ * All pools are indexed by the same pick, so pools of equal length stay paired (user ↔ email).
+ */
+export interface RequestShape {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  pools?: Record<string, readonly string[]>;
+  /** `random` (default) or `sequential` (a sweep: the k-th request takes entry k). */
+  pick?: 'random' | 'sequential';
+  /** Stop sending after this many requests (wrk itself still runs its full duration). */
+  stopAfter?: number;
+}
+
+/** Lua string literal for ASCII-safe output. */
+export function luaString(text: string): string {
+  let out = '"';
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    if (char === '"' || char === '\\') out += '\\' + char;
+    else if (code >= 0x20 && code < 0x7f) out += char;
+    else for (const byte of Buffer.from(char, 'utf8')) out += '\\' + String(byte).padStart(3, '0');
+  }
+  return out + '"';
+}
+
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** A Lua expression concatenating the template's literal parts with pool picks and the counter. */
+function luaTemplate(template: string, pools: Record<string, unknown>): string {
+  const parts: string[] = [];
+  let last = 0;
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    const name = match[1];
+    if (name !== 'n' && !(name in pools)) throw new Error(`template ${template} names unknown pool {${name}}`);
+    if (match.index! > last) parts.push(luaString(template.slice(last, match.index)));
+    parts.push(name === 'n' ? 'run .. n' : `pool_${name}[i]`);
+    last = match.index! + match[0].length;
+  }
+  if (last < template.length) parts.push(luaString(template.slice(last)));
+  return parts.length === 0 ? '""' : parts.join(' .. ');
+}
+
+const hasPlaceholder = (text: string) => new RegExp(PLACEHOLDER.source).test(text);
+
+/** Writes the pools and the wrk script into `dir`; answers the script's path. */
+export async function writeRequestScript(dir: string, name: string, shape: RequestShape): Promise<string> {
+  const pools = shape.pools ?? {};
+  const lengths = new Set(Object.values(pools).map((values) => values.length));
+  if (lengths.has(0)) throw new Error(`${name}: an empty pool`);
+  const poolSize = Math.max(1, ...lengths);
+  const lines: string[] = [`local run = ${luaString(randomBytes(4).toString('hex') + '-')}`, 'local n = 0'];
+  for (const [pool, values] of Object.entries(pools)) {
+    const file = join(dir, `${name}.${pool}.txt`);
+    await writeFile(file, values.join('\n') + '\n');
+    lines.push(
+      `local pool_${pool} = {}`,
+      `for line in io.lines(${luaString(file)}) do pool_${pool}[#pool_${pool} + 1] = line end`,
+    );
+  }
+  const headers = shape.headers ?? {};
+  const staticHeaders = Object.entries(headers).filter(([, value]) => !hasPlaceholder(value));
+  const dynamicHeaders = Object.entries(headers).filter(([, value]) => hasPlaceholder(value));
+  lines.push(
+    `local headers = { ${staticHeaders.map(([k, v]) => `[${luaString(k)}] = ${luaString(v)}`).join(', ')} }`,
+    `local size = ${poolSize}`,
+    'init = function() math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)") or "0", 16) % 100000) end',
+    'request = function()',
+    '  n = n + 1',
+    ...(shape.stopAfter === undefined ? [] : [`  if n > ${shape.stopAfter} then wrk.thread:stop() end`]),
+    shape.pick === 'sequential' ? '  local i = (n - 1) % size + 1' : '  local i = math.random(size)',
+    ...dynamicHeaders.map(([k, v]) => `  headers[${luaString(k)}] = ${luaTemplate(v, pools)}`),
+    `  return wrk.format(${luaString(shape.method)}, ${luaTemplate(shape.path, pools)}, headers, ${
+      shape.body === undefined ? 'nil' : luaTemplate(shape.body, pools)
+    })`,
+    'end',
+  );
+  const script = join(dir, `${name}.lua`);
+  await writeFile(script, lines.join('\n') + '\n');
+  return script;
+}
+
+/** Expands the shape for its first pick, so the bench can probe it with one ordinary request. */
+export function firstRequest(shape: RequestShape): { method: string; path: string; headers: Record<string, string>; body?: string } {
+  const pools = shape.pools ?? {};
+  const fill = (template: string) => template.replace(PLACEHOLDER, (_, name: string) => (name === 'n' ? 'probe-0' : pools[name][0]));
+  const headers = Object.fromEntries(Object.entries(shape.headers ?? {}).map(([k, v]) => [k, fill(v)]));
+  return { method: shape.method, path: fill(shape.path), headers, body: shape.body === undefined ? undefined : fill(shape.body) };
+}
+
+/** Raw Lua (for flows wrk chains itself, like invite → accept); written as-is. */
+export async function writeRawScript(dir: string, name: string, source: string): Promise<string> {
+  const script = join(dir, `${name}.lua`);
+  await writeFile(script, source);
+  return script;
+}

@@ -1,0 +1,104 @@
+import { firstRequest, writeRawScript, writeRequestScript, type RequestShape } from './lua.js';
+import { runWrk, type WrkResult, type WrkRun } from './wrk.js';
+import { cpuSeconds } from './service-process.js';
+import type { ServiceClient } from './client.js';
+import type { ChainedLoad } from './scenarios.js';
+
+export interface LoadSettings {
+  /** Measured seconds per route (and as many for its ceiling), split into `rounds`. */
+  seconds: number;
+  rounds: number;
+  warmupSeconds: number;
+  connections: number;
+  threads: number;
+  /** Where scripts and their pools are written. */
+  dir: string;
+}
+
+/** A server under load: where wrk sends requests and which process answers them. */
+export interface Target {
+  url: string;
+  pid: number;
+}
+
+/** wrk's figures plus the answering process's CPU time per request (steadier than req/s on a shared machine). */
+export interface Measured extends WrkResult {
+  cpuMicrosPerRequest: number;
+}
+
+export interface PairedMeasurement {
+  route: Measured;
+  ceiling: Measured;
+  rounds: { route: Measured; ceiling: Measured }[];
+}
+
+async function runMeasured(target: Target, run: Omit<WrkRun, 'url'>): Promise<Measured> {
+  const cpuBefore = await cpuSeconds(target.pid);
+  const result = await runWrk({ ...run, url: target.url });
+  const cpu = (await cpuSeconds(target.pid)) - cpuBefore;
+  return { ...result, cpuMicrosPerRequest: (cpu * 1e6) / Math.max(1, result.requests) };
+}
+
+/**
+ * Measures a route and the ceiling in alternating rounds, so the noise of a shared machine falls on
+ * both alike. Each is warmed up first; the warm-up's figures are dropped.
+ */
+export async function measurePaired(ceiling: Target, route: Target, script: string, settings: LoadSettings): Promise<PairedMeasurement> {
+  const common = { connections: settings.connections, threads: settings.threads };
+  if (settings.warmupSeconds > 0) {
+    await runWrk({ ...common, url: ceiling.url, seconds: settings.warmupSeconds });
+    await runWrk({ ...common, url: route.url, script, seconds: settings.warmupSeconds });
+  }
+  const seconds = Math.max(1, Math.round(settings.seconds / settings.rounds));
+  const rounds: PairedMeasurement['rounds'] = [];
+  for (let r = 0; r < settings.rounds; r++) {
+    rounds.push({
+      ceiling: await runMeasured(ceiling, { ...common, seconds }),
+      route: await runMeasured(route, { ...common, script, seconds }),
+    });
+  }
+  return { route: combine(rounds.map((r) => r.route)), ceiling: combine(rounds.map((r) => r.ceiling)), rounds };
+}
+
+/** Totals over rounds: the overall rate, the median p50 and the worst p99 (percentiles do not add up). */
+export function combine(results: readonly Measured[]): Measured {
+  const sum = (pick: (r: Measured) => number) => results.reduce((total, r) => total + pick(r), 0);
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+  const worst = (pick: (r: Measured) => number) => Math.max(...results.map(pick));
+  const requests = sum((r) => r.requests);
+  const seconds = sum((r) => r.seconds);
+  return {
+    requests,
+    seconds,
+    requestsPerSecond: requests / seconds,
+    cpuMicrosPerRequest: sum((r) => r.cpuMicrosPerRequest * r.requests) / Math.max(1, requests),
+    p50Ms: median(results.map((r) => r.p50Ms)),
+    p75Ms: worst((r) => r.p75Ms),
+    p90Ms: worst((r) => r.p90Ms),
+    p99Ms: worst((r) => r.p99Ms),
+    non2xx: sum((r) => r.non2xx),
+    socketErrors: {
+      connect: sum((r) => r.socketErrors.connect),
+      read: sum((r) => r.socketErrors.read),
+      write: sum((r) => r.socketErrors.write),
+      timeout: sum((r) => r.socketErrors.timeout),
+    },
+  };
+}
+
+const isChained = (load: RequestShape | ChainedLoad): load is ChainedLoad => 'lua' in load;
+
+/** Writes the script of a scenario's load; a request shape is first sent once, so a missing route skips early. */
+export async function prepareScript(client: ServiceClient, name: string, load: RequestShape | ChainedLoad, dir: string): Promise<string> {
+  const file = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+  if (isChained(load)) return writeRawScript(dir, file, load.lua);
+  const probe = firstRequest(load);
+  await client.call(probe.method, probe.path, { headers: probe.headers, body: probe.body === undefined ? undefined : JSON.parse(probe.body) });
+  return writeRequestScript(dir, file, load);
+}
+
+/** Errors worth distrusting a figure for: more than 0.1% of requests failed. */
+export function errorShare(result: WrkResult): number {
+  const { connect, read, write, timeout } = result.socketErrors;
+  return (result.non2xx + connect + read + write + timeout) / Math.max(1, result.requests);
+}

@@ -1,0 +1,88 @@
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  quick: boolean;
+  users: number;
+  seconds: number;
+  /** Alternating ceiling/route rounds the seconds are split into. */
+  rounds: number;
+  warmupSeconds: number;
+  connections: number;
+  threads: number;
+  seedConcurrency: number;
+  signedInUsers: number;
+  /** Profile writes after the read sweep, before RssAnon is read. */
+  sweepWrites: number;
+  /** Scenario name fragments to run (all when empty). */
+  only: string[];
+  cpuProf: boolean;
+  /** Extra environment for the service (`--env NAME=VALUE`). */
+  env: Record<string, string>;
+}
+
+const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--rounds R] [--warmup S] [--connections C]
+       [--threads T] [--seed-concurrency K] [--only NAME[,NAME]] [--cpu-prof] [--env NAME=VALUE ...]`;
+
+/** The bench measures the service's own throughput, so rate limits are off unless `--env` sets them. */
+const UNLIMITED = { SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
+
+export class UsageError extends Error {
+  constructor(problem: string) {
+    super(`${problem}\n${USAGE}`);
+  }
+}
+
+const whole = (name: string, text: string | undefined, fallback: number, min = 1): number => {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
+  return Number(text);
+};
+
+export function parseOptions(argv: string[]): BenchOptions {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        quick: { type: 'boolean', default: false },
+        users: { type: 'string' },
+        seconds: { type: 'string' },
+        rounds: { type: 'string' },
+        warmup: { type: 'string' },
+        connections: { type: 'string' },
+        threads: { type: 'string' },
+        'seed-concurrency': { type: 'string' },
+        only: { type: 'string' },
+        'cpu-prof': { type: 'boolean', default: false },
+        env: { type: 'string', multiple: true },
+        help: { type: 'boolean', default: false },
+      },
+    }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (parsed.help) throw new UsageError('npm run bench: the bench suite (docs/PERFORMANCE.md)');
+  const quick = parsed.quick!;
+  const users = whole('users', parsed.users, quick ? 2_000 : 20_000);
+  const env: Record<string, string> = { ...UNLIMITED };
+  for (const pair of parsed.env ?? []) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new UsageError(`--env takes NAME=VALUE, not "${pair}"`);
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return {
+    quick,
+    users,
+    seconds: whole('seconds', parsed.seconds, quick ? 3 : 10),
+    rounds: whole('rounds', parsed.rounds, quick ? 3 : 5),
+    warmupSeconds: whole('warmup', parsed.warmup, quick ? 1 : 3, 0),
+    connections: whole('connections', parsed.connections, 64),
+    threads: whole('threads', parsed.threads, 1),
+    seedConcurrency: whole('seed-concurrency', parsed['seed-concurrency'], 128),
+    signedInUsers: Math.min(users, 256),
+    sweepWrites: Math.min(users, 100_000),
+    only: (parsed.only ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+    cpuProf: parsed['cpu-prof']!,
+    env,
+  };
+}

@@ -1,0 +1,204 @@
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseOptions, UsageError, type BenchOptions } from './options.js';
+import { WRK_INSTALL_HINT, wrkAvailable } from './wrk.js';
+import { startCeiling } from './ceiling.js';
+import { startService } from './service-process.js';
+import { RouteUnavailable, serviceClient } from './client.js';
+import { seedUsers, signIn, type Seeding } from './seed.js';
+import { scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
+import { errorShare, measurePaired, prepareScript, type LoadSettings, type Target } from './measure.js';
+import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
+import { formatTable, judge, resultsPath, writeResults, type ScenarioOutcome } from './report.js';
+import { formatHotFunctions, hottestFunctions, type HotFunction } from './cpu-profile.js';
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  if (!wrkAvailable()) {
+    process.stderr.write(`${WRK_INSTALL_HINT}\n`);
+    return 2;
+  }
+  const startedAt = new Date();
+  const work = await mkdtemp(join(tmpdir(), 'svc-bench-'));
+  const settings: LoadSettings = { ...options, dir: join(work, 'wrk') };
+  await mkdir(settings.dir);
+  const ceiling = await startCeiling();
+  try {
+    const profileDir = resultsPath(startedAt, '-cpu-prof');
+    const run = await measureService(options, settings, ceiling, join(work, 'data'), profileDir);
+    process.stdout.write(`\n${formatTable(run.outcomes)}\n\n${summarize(options, run)}\n`);
+    if (run.hot) {
+      process.stdout.write(`\nHottest functions of the service (share of busy self time):\n${formatHotFunctions(run.hot)}\n`);
+      process.stdout.write(`profiles (open in Chrome DevTools): ${profileDir}\n`);
+    }
+    const file = await writeResults(
+      {
+        startedAt: startedAt.toISOString(),
+        machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavgAtEnd: loadavg() },
+        options,
+        ...run,
+      },
+      startedAt,
+    );
+    process.stdout.write(`\nresults: ${file}\n`);
+    return run.serviceDied || run.outcomes.some((o) => o.status === 'failed') ? 1 : 0;
+  } finally {
+    await ceiling.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+interface ServiceRun {
+  users: number;
+  firstStartMs: number;
+  seeding?: Omit<Seeding, 'users'>;
+  seedingSkipped?: string;
+  outcomes: ScenarioOutcome[];
+  memory?: MemoryFigures;
+  memorySkipped?: string;
+  coldStart: ColdStart;
+  /** Set when the service under test exited on its own during the run. */
+  serviceDied?: string;
+  hot?: HotFunction[];
+}
+
+async function measureService(
+  options: BenchOptions,
+  settings: LoadSettings,
+  ceilingServer: Target,
+  dataDir: string,
+  profileDir: string,
+): Promise<ServiceRun> {
+  let service = await startService({ dataDir, env: options.env });
+  const firstStartMs = service.coldStartMs;
+  let stopped = false;
+  try {
+    const credentials = service.credentials;
+    if (!credentials) throw new Error('the service printed no default application credentials on first start');
+    let client = serviceClient(service.baseUrl, credentials, options.env.SVC_BRAND);
+
+    log(`seeding ${options.users} users over HTTP (${options.seedConcurrency} in flight)`);
+    let seeding: Seeding | undefined;
+    let seedingError: unknown;
+    try {
+      seeding = await seedUsers(client, options.users, options.seedConcurrency, (done) => log(`  ${done} users`));
+      log(`  ${seeding.usersPerSecond.toFixed(0)} users/s`);
+    } catch (error) {
+      seedingError = error;
+      log(`  seeding stopped: ${(error as Error).message}`);
+    }
+    if (options.cpuProf) {
+      log('restarting the service under node --cpu-prof, so the profile holds the routes, not the seeding');
+      await service.stop();
+      service = await startService({ dataDir, env: options.env, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+      client = serviceClient(service.baseUrl, credentials, options.env.SVC_BRAND);
+    }
+    let signedIn: Promise<SignedInUser[]> | undefined;
+    const env: ScenarioEnv = {
+      client,
+      users() {
+        if (!seeding) throw seedingError;
+        return seeding.users;
+      },
+      signedIn: () => (signedIn ??= signIn(client, env.users().slice(0, options.signedInUsers))),
+    };
+
+    const outcomes: ScenarioOutcome[] = [];
+    const chosen = scenarios.filter((s) => options.only.length === 0 || options.only.some((o) => s.name.toLowerCase().includes(o)));
+    for (const scenario of chosen) {
+      const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation, connections: scenario.connections };
+      const death = service.died();
+      if (death) {
+        outcomes.push({ ...base, status: 'failed', reason: `the service had exited (${death}) before this scenario` });
+        continue;
+      }
+      try {
+        const load = await scenario.setup(env, settings.dir);
+        const script = await prepareScript(client, scenario.name, load, settings.dir);
+        const connections = scenario.connections ?? settings.connections;
+        log(`${scenario.name}: ${options.rounds} rounds of ceiling then route, ${options.seconds}s measured each, ${connections} connections`);
+        const route = { url: client.baseUrl, pid: service.pid };
+        const { route: result, ceiling, rounds } = await measurePaired(ceilingServer, route, script, { ...settings, connections });
+        const ratio = result.requestsPerSecond / ceiling.requestsPerSecond;
+        const measured = { ...base, result, ceiling, rounds, ratio, barMet: judge(result, ratio, scenario.bar) };
+        const share = errorShare(result);
+        outcomes.push(
+          share > 0.001
+            ? { ...measured, status: 'failed', reason: `${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)` }
+            : { ...measured, status: 'measured' },
+        );
+      } catch (error) {
+        const skipped = error instanceof RouteUnavailable;
+        const died = service.died();
+        const reason = died ? `the service exited (${died}) during this scenario` : (error as Error).message;
+        log(`${scenario.name}: ${skipped ? 'skipped' : 'FAILED'}: ${reason}`);
+        outcomes.push({ ...base, status: skipped ? 'skipped' : 'failed', reason });
+      }
+    }
+
+    const rate = (name: string) => outcomes.find((o) => o.name.startsWith(name) && o.status === 'measured')?.result?.requestsPerSecond;
+    const readRate = rate('platform profile read');
+    const writeRate = rate('profile write');
+    let memory: MemoryFigures | undefined;
+    let memorySkipped: string | undefined;
+    if (seeding && readRate && writeRate) {
+      log(`memory: read sweep over ${options.users} users, then ${options.sweepWrites} writes`);
+      memory = await memoryAfterSweep(service, client, seeding.users, { read: readRate, write: writeRate }, options.sweepWrites, settings);
+    } else memorySkipped = 'needs seeded users and measured platform profile read and profile write';
+
+    const serviceDied = service.died();
+    await service.stop();
+    stopped = true;
+    const hot = options.cpuProf ? await hottestFunctions(profileDir) : undefined;
+    log('cold start on the seeded data dir');
+    const restart = await coldStart(dataDir, options.env);
+    const { users: _users, ...seedingFigures } = seeding ?? { users: [] };
+    return {
+      users: seeding?.users.length ?? 0,
+      firstStartMs,
+      seeding: seeding ? (seedingFigures as Omit<Seeding, 'users'>) : undefined,
+      seedingSkipped: seeding ? undefined : String((seedingError as Error)?.message),
+      outcomes,
+      memory,
+      memorySkipped,
+      coldStart: restart,
+      serviceDied,
+      hot,
+    };
+  } finally {
+    if (!stopped) await service.stop();
+  }
+}
+
+function summarize(options: BenchOptions, run: ServiceRun): string {
+  const lines = [
+    ...(run.serviceDied ? [`THE SERVICE EXITED DURING THE RUN (${run.serviceDied})`] : []),
+    `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up, then ${options.rounds} alternating rounds of ceiling and route, ${options.seconds}s each in total`,
+    run.seeding
+      ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`
+      : `seeding: skipped (${run.seedingSkipped})`,
+  ];
+  if (run.memory) {
+    const m = run.memory;
+    lines.push(
+      `memory: RssAnon ${mb(m.rssAnonAfterSeedBytes)} after seeding, ${mb(m.rssAnonAfterSweepBytes)} after ${m.sweptReads} sweep reads (${run.users} users) and ${m.writes} writes; actors resident: ${m.actorsResident ?? 'n/a'}`,
+    );
+    if (m.sweptReads < run.users) lines.push(`  warning: the sweep read only ${m.sweptReads} of ${run.users} users`);
+  } else lines.push(`memory: skipped (${run.memorySkipped})`);
+  lines.push(
+    `start: ${run.firstStartMs.toFixed(0)} ms on an empty dir; cold start ${run.coldStart.coldStartMs.toFixed(0)} ms on the seeded dir (RssAnon ${mb(run.coldStart.rssAnonAtStartBytes)})`,
+  );
+  return lines.join('\n');
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`${error instanceof UsageError ? error.message : (error?.stack ?? String(error))}\n`);
+    process.exit(error instanceof UsageError ? 64 : 1);
+  },
+);

@@ -1,0 +1,197 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ServiceClient } from './client.js';
+import { luaString, type RequestShape } from './lua.js';
+
+export interface SeededUser {
+  id: string;
+  email: string;
+}
+
+export interface SignedInUser {
+  userId: string;
+  accessToken: string;
+}
+
+export interface ScenarioEnv {
+  client: ServiceClient;
+  /** Seeded users in ID order (the order of the user list); throws what stopped the seeding. */
+  users(): readonly SeededUser[];
+  /** Users signed in through a magic link, tokens already used once (warm); throws RouteUnavailable without /hub/auth/magic. */
+  signedIn(): Promise<readonly SignedInUser[]>;
+}
+
+/** A flow wrk chains itself (Lua `response()` feeding the next `request()`), probed by the scenario. */
+export interface ChainedLoad {
+  lua: string;
+}
+
+export interface Bar {
+  ratio?: number;
+  p99Ms?: number;
+}
+
+/**
+ * One measured route. `setup` seeds over HTTP what the load needs, proves the route answers (a 404 for
+ * an unknown route throws RouteUnavailable, which skips the scenario), and describes the load.
+ */
+export interface Scenario {
+  name: string;
+  bar?: Bar;
+  /** Requests per logical operation, when an operation is more than one request. */
+  requestsPerOperation?: number;
+  /** Connections for this route and its paired ceiling, when the default (64) would measure queueing instead. */
+  connections?: number;
+  /** `dir` is the run's scratch directory (scripts and their data files). */
+  setup(env: ScenarioEnv, dir: string): Promise<RequestShape | ChainedLoad>;
+}
+
+const usersPath = (env: ScenarioEnv) => `/applications/${env.client.app.id}/users`;
+const bearer = (users: readonly SignedInUser[]) => ({
+  authorization: 'Bearer {token}',
+  pools: { token: users.map((u) => u.accessToken) },
+});
+
+export const scenarios: readonly Scenario[] = [
+  {
+    name: 'health (kernel floor)',
+    setup: async () => ({ method: 'GET', path: '/health' }),
+  },
+  {
+    name: 'app config (key header)',
+    setup: async (env) => ({
+      method: 'GET',
+      path: '/hub/app-config',
+      headers: env.client.keyHeader,
+    }),
+  },
+  {
+    name: 'platform profile read',
+    bar: { ratio: 0.5, p99Ms: 2 },
+    setup: async (env) => ({
+      method: 'GET',
+      path: `${usersPath(env)}/{user}/data`,
+      headers: env.client.platformHeaders,
+      pools: { user: env.users().map((u) => u.id) },
+    }),
+  },
+  {
+    name: '/me profile read (warm token)',
+    bar: { ratio: 0.45 },
+    setup: async (env) => {
+      const { authorization, pools } = bearer(await env.signedIn());
+      return { method: 'GET', path: `/me/applications/${env.client.app.id}/data`, headers: { authorization }, pools };
+    },
+  },
+  {
+    name: 'profile write (PUT, durable)',
+    bar: { ratio: 0.15, p99Ms: 10 },
+    setup: async (env) => ({
+      method: 'PUT',
+      path: `${usersPath(env)}/{user}/data`,
+      headers: { ...env.client.platformHeaders, 'content-type': 'application/json' },
+      body: '{"data":{"email":"{email}","first_name":"Written","last_name":"W{n}","plan":"pro","score":7}}',
+      pools: { user: env.users().map((u) => u.id), email: env.users().map((u) => u.email) },
+    }),
+  },
+  {
+    name: 'user list page (1000, any depth)',
+    bar: { p99Ms: 25 },
+    // The bar is the latency of one page: with 64 pages of ~600 kB in flight p99 measures the queue.
+    connections: 1,
+    setup: async (env) => {
+      // Cursors over the whole range that still leave a full page after them.
+      const users = env.users();
+      const last = Math.max(1, users.length - 1000);
+      const count = Math.min(last, 10_000);
+      const cursors = Array.from({ length: count }, (_, k) => users[Math.floor((k * last) / count)].id);
+      return {
+        method: 'GET',
+        path: `${usersPath(env)}/data?page_size=1000&after={cursor}`,
+        headers: env.client.platformHeaders,
+        pools: { cursor: cursors },
+      };
+    },
+  },
+  {
+    name: 'group create',
+    setup: async (env) => {
+      const { authorization, pools } = bearer(await env.signedIn());
+      return {
+        method: 'POST',
+        path: '/me/groups',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: '{"name":"bench group {n}"}',
+        pools,
+      };
+    },
+  },
+  {
+    name: 'invite create + accept',
+    requestsPerOperation: 2,
+    setup: async (env, dir) => inviteFlow(env, dir),
+  },
+];
+
+/**
+ * The owner (the first signed-in user) invites the other signed-in users, by user ID, to groups made
+ * here; each answer is followed by the invitee's `POST …/accept` with its own token. A (group, user)
+ * pair is invited once, so every wrk run (warm-up, rounds) resumes from the pair the last one reached.
+ */
+async function inviteFlow(env: ScenarioEnv, dir: string): Promise<ChainedLoad> {
+  const [owner, ...invitees] = await env.signedIn();
+  if (invitees.length === 0) throw new Error('inviting needs at least two signed-in users');
+  const groups: string[] = [];
+  for (let k = 0; k < INVITE_GROUPS; k++) {
+    const created = await env.client.call('POST', '/me/groups', { token: owner.accessToken, body: { name: `invite bench ${k}` } });
+    groups.push(created.group.id);
+  }
+  const probe = await env.client.call('POST', `/me/groups/${groups[0]}/invites`, {
+    token: owner.accessToken,
+    body: { roles: ['member'], user_id: invitees[0].userId },
+  });
+  await env.client.call('POST', `/me/groups/${groups[0]}/invites/${probe.invitation.id}/accept`, { token: invitees[0].accessToken });
+  const offsetFile = join(dir, 'invite-pairs.offset');
+  await writeFile(offsetFile, String(invitees.length)); // the probe used the first pair
+  return {
+    lua: `
+local groups = { ${groups.map(luaString).join(', ')} }
+local invitees = { ${invitees.map((u) => luaString(u.userId)).join(', ')} }
+local tokens = { ${invitees.map((u) => `[${luaString(u.userId)}] = ${luaString(`Bearer ${u.accessToken}`)}`).join(', ')} }
+local owner = { ["authorization"] = ${luaString(`Bearer ${owner.accessToken}`)}, ["content-type"] = "application/json" }
+local invitee = {}
+local offsetFile = ${luaString(offsetFile)}
+local pending = {}
+local n
+request = function()
+  local accept = table.remove(pending)
+  if accept then
+    invitee["authorization"] = tokens[accept.user]
+    return wrk.format("POST", "/me/groups/" .. accept.group .. "/invites/" .. accept.invite .. "/accept", invitee, nil)
+  end
+  if n == nil then
+    local f = io.open(offsetFile, "r"); n = tonumber(f:read("*a")); f:close()
+  end
+  if n >= #groups * #invitees then wrk.thread:stop() end
+  -- Consecutive invites go to different groups, so they do not queue on one group's lock.
+  local group = groups[n % #groups + 1]
+  local user = invitees[math.floor(n / #groups) % #invitees + 1]
+  n = n + 1
+  local f = io.open(offsetFile, "w"); f:write(n); f:close()
+  return wrk.format("POST", "/me/groups/" .. group .. "/invites", owner, '{"roles":["member"],"user_id":"' .. user .. '"}')
+end
+response = function(status, headers, body)
+  local invite = body:match('"id":"(invite_[^"]+)"')
+  if status == 200 and invite and body:find('"invitation"', 1, true) then
+    pending[#pending + 1] = { invite = invite, group = body:match('"group_id":"([^"]+)"'), user = body:match('"ensured_user_id":"([^"]+)"') }
+  end
+end
+`,
+  };
+}
+
+/**
+ * Groups the invite flow spreads over: with 255 invitees, 25 500 invites, far more than a full run
+ * makes at the rates measured so far (under 100 invites a second). Once they are used up, wrk stops sending.
+ */
+const INVITE_GROUPS = 100;

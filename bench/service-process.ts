@@ -1,0 +1,130 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { get } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+export interface AppCredentials {
+  id: string;
+  key: string;
+  secret: string;
+}
+
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly baseUrl: string;
+  /** Printed by the service on first start of an empty data dir only. */
+  readonly credentials?: AppCredentials;
+  /** Process start to the first 200 on /health. */
+  readonly coldStartMs: number;
+  /** How the process ended, if it has ended without being stopped (`code 1`, `signal SIGABRT`). */
+  died(): string | undefined;
+  stop(): Promise<void>;
+}
+
+export interface ServiceStart {
+  dataDir: string;
+  env?: Record<string, string>;
+  /** Extra node flags, e.g. `--cpu-prof`. */
+  nodeFlags?: string[];
+}
+
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Starts the production build as a child process and waits until /health answers 200. */
+export async function startService(options: ServiceStart): Promise<ServiceProcess> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const startedAt = performance.now();
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), MAIN], {
+    env: {
+      ...process.env,
+      SVC_LOG_LEVEL: 'warn',
+      ...options.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SVC_PUBLIC_URL: baseUrl,
+      SVC_DATA_DIR: options.dataDir,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  let stopping = false;
+  let death: string | undefined;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code, signal) => {
+      if (!stopping) death = signal ? `signal ${signal}` : `code ${code}`;
+      resolve(code);
+    }),
+  );
+  let gone = false;
+  void exited.then(() => (gone = true));
+
+  while (!(await healthy(baseUrl))) {
+    if (gone) throw new Error(`the service exited before answering /health:\n${stdout}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  const coldStartMs = performance.now() - startedAt;
+  return {
+    child,
+    pid: child.pid!,
+    baseUrl,
+    credentials: readCredentials(stdout),
+    coldStartMs,
+    died: () => death,
+    async stop() {
+      stopping = true;
+      if (!gone) child.kill('SIGTERM');
+      const code = await exited;
+      if (death) return; // reported through died()
+      if (code !== 0 && code !== null) throw new Error(`the service exited with ${code}`);
+    },
+  };
+}
+
+function healthy(baseUrl: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = get(`${baseUrl}/health`, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+    });
+    req.on('error', () => resolve(false));
+  });
+}
+
+function readCredentials(stdout: string): AppCredentials | undefined {
+  const field = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(stdout)?.[1];
+  const id = field('app id');
+  const key = field('app key');
+  const secret = field('app secret');
+  return id && key && secret ? { id, key, secret } : undefined;
+}
+
+/** Anonymous resident memory (heap, stacks; not the mapped LMDB file) in bytes, from /proc. */
+export async function rssAnonBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = /^RssAnon:\s+(\d+) kB/m.exec(status);
+  if (!match) throw new Error(`no RssAnon in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}
+
+/** CPU seconds (user + system, every thread) a process has used so far, from /proc/<pid>/stat. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the line; the slice starts at field 3. Linux counts in 1/100 s.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
