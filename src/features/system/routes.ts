@@ -9,8 +9,7 @@ export function systemRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/metrics',
       async handle() {
-        const text = await deps.metrics.registry.metrics();
-        return { status: 200, bytes: text, contentType: deps.metrics.registry.contentType };
+        return { status: 200, bytes: await deps.metrics.text(), contentType: deps.metrics.contentType };
       },
     },
   ];
