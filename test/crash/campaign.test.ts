@@ -8,7 +8,7 @@ import { ADMIN_TOKEN, writeKinds, type CrashContext } from './write-kinds.js';
 // CRASH_CYCLES and CRASH_WRITERS make the long variant.
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 20);
 const WRITERS = Number(process.env.CRASH_WRITERS ?? 64);
-const ACKS_PER_CYCLE = Number(process.env.CRASH_ACKS ?? 80);
+const ACKS_PER_CYCLE = Number(process.env.CRASH_ACKS ?? 200);
 
 // Each cycle takes a few seconds (two process starts, a CLI run); the default per-file timeout is too short.
 t.setTimeout(Math.max(240_000, CYCLES * 12_000));
@@ -71,6 +71,9 @@ t.test(`${CYCLES} cycles of SIGKILL under ${WRITERS} concurrent mixed writes`, a
     }
     t.pass(`cycle ${cycle + 1}: ${acknowledged} acknowledged, all ${acks.flat().length} so far read back, verify clean`);
   }
+  for (const [index, kind] of writeKinds.entries()) t.ok(acks[index].length > 0, `${kind.name}: ${acks[index].length} acknowledged`);
+  const fullStories = (acks[writeKinds.findIndex((k) => k.name.startsWith('group'))] as Array<{ stage: number }>).filter((a) => a.stage === 3);
+  t.ok(fullStories.length > 0, `${fullStories.length} invites accepted by link before a kill`);
   server.child.kill('SIGTERM');
   t.same(await server.exited, { code: 0, signal: null }, 'the last server shuts down cleanly');
 });

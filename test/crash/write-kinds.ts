@@ -125,4 +125,59 @@ const signOutEverywhere: WriteKind<{ userId: string; token: string }> = {
   },
 };
 
-export const writeKinds: WriteKind<any>[] = [applicationCreate, credentialCreate, profileUpsert, signOutEverywhere];
+interface GroupAck {
+  groupId: string;
+  /** 1: group created, 2: a member added, 3: an invite accepted through its link. */
+  stage: number;
+  inviteId?: string;
+}
+
+/** A group's life in acknowledged steps; each step reached must still show after the restart. */
+const groupStory: WriteKind<GroupAck> = {
+  name: 'group create, member add, invite accepted by link',
+  async write(context, n) {
+    const base = `/applications/${context.defaultApp.id}/groups`;
+    const group = await call(context, 'POST', base, { body: { name: `crash group ${n}` } });
+    if (group.status !== 200) return undefined;
+    const ack: GroupAck = { groupId: group.body.id, stage: 1 };
+    try {
+      const member = await call(context, 'POST', `${base}/${ack.groupId}/members`, {
+        body: { email: `crash-owner-${n}@example.com`, roles: ['admin'] },
+      });
+      if (member.status !== 200) return ack;
+      ack.stage = 2;
+      const invite = await call(context, 'POST', `${base}/${ack.groupId}/invites`, {
+        body: { email: `crash-invitee-${n}@example.com`, roles: ['member'] },
+      });
+      if (invite.status !== 200) return ack;
+      const redeemed = await call(context, 'GET', new URL(invite.body.link).pathname);
+      if (redeemed.status === 200) Object.assign(ack, { stage: 3, inviteId: invite.body.invitation.id });
+    } catch {
+      // Killed mid-story: what was acknowledged so far stands.
+    }
+    return ack;
+  },
+  async missing(context, acks) {
+    const base = `/applications/${context.defaultApp.id}/groups`;
+    const lost = [];
+    for (const ack of acks) {
+      const group = await call(context, 'GET', `${base}/${ack.groupId}`);
+      const count = group.body?.member_count;
+      const invite = ack.inviteId ? await call(context, 'GET', `${base}/${ack.groupId}/invites/${ack.inviteId}`) : undefined;
+      const intact =
+        group.status === 200 &&
+        (ack.stage < 2 || count >= 1) &&
+        (ack.stage < 3 || (count === 2 && invite?.body?.state === 'accepted'));
+      if (!intact) lost.push(ack);
+    }
+    return lost;
+  },
+};
+
+export const writeKinds: WriteKind<any>[] = [
+  applicationCreate,
+  credentialCreate,
+  profileUpsert,
+  signOutEverywhere,
+  groupStory,
+];

@@ -5,7 +5,7 @@ import { filesUnder, storedBytes } from '../helpers/data-files.js';
 
 const ADMIN_TOKEN = 'no-secret-admin-token-0123456789';
 
-t.test('secrets appear neither in the data dir nor in debug logs', async (t) => {
+t.test('secrets appear neither in the data dir, nor in debug logs, /metrics or error bodies', async (t) => {
   const dataDir = t.testdir();
   const logLines: string[] = [];
   const server = await startServer(t, {
@@ -39,10 +39,34 @@ t.test('secrets appear neither in the data dir nor in debug logs', async (t) => 
   });
   await server.request('GET', '/admin/applications', { headers: { authorization: `Bearer ${viaApi.secret}` } });
   t.equal((await server.request('DELETE', `/admin/applications/${app.id}/credentials/${viaStore.key}`, { headers: admin })).status, 204);
+
+  // The other secrets the service hands out: OIDC client secrets, magic-link ids, access and refresh tokens.
+  const oidc = await server.request('POST', `/applications/${server.app.id}/oidc-clients`, { app: server.app, body: { name: 'Web' } });
+  t.equal(oidc.status, 200);
+  const oidcSecret: string = oidc.body.credentials[0].secret;
+  const link = await server.request('POST', '/hub/auth/magic', {
+    app: server.app,
+    body: { verification_type: 'email', data: { email: 'secret-keeper@example.com' } },
+  });
+  t.equal(link.status, 200);
+  const linkId = new URL(link.body.link).pathname.split('/').pop()!;
+  const signedIn = await server.request('GET', new URL(link.body.link).pathname);
+  t.equal(signedIn.status, 200);
+  const refreshed = await server.request('POST', '/hub/auth/token', { body: { refresh_token: signedIn.body.refresh_token } });
+  t.equal(refreshed.status, 200);
+  const reused = await server.request('POST', '/hub/auth/token', { body: { refresh_token: signedIn.body.refresh_token } });
+  t.equal(reused.status, 400, 'a reused refresh token is refused (and must not be echoed)');
+  const tokens = [signedIn.body.access_token, signedIn.body.refresh_token, refreshed.body.access_token, refreshed.body.refresh_token];
+  const metrics = (await server.request('GET', '/metrics')).text;
+  const answers = [reused.text];
   const pepper = server.deps.pepper;
   await server.close();
 
-  const secrets = [...credentials.map((c) => c.secret), ADMIN_TOKEN];
+  const secrets = [...credentials.map((c) => c.secret), ADMIN_TOKEN, oidcSecret, linkId, ...tokens];
+  for (const secret of secrets) {
+    t.notOk(metrics.includes(secret), `/metrics does not hold ${secret.slice(0, 6)}…`);
+    t.notOk(answers.some((text) => text.includes(secret)), `error bodies do not hold ${secret.slice(0, 6)}…`);
+  }
   const logs = logLines.join('');
   t.match(logs, /"route":"GET \/applications\/:app\/probe"/, 'the requests were logged at debug');
   t.match(logs, /"route":"POST \/admin\/applications"/);

@@ -1,0 +1,28 @@
+import t from 'tap';
+import { startServer } from '../helpers/server.js';
+import { storeDigest } from '../helpers/store-digest.js';
+
+// Values that end up in LMDB keys (addresses, filters, IDs) must be refused before they reach a key:
+// LMDB keys hold at most ~2 KB, and an overflow would surface as a 500 or a failed commit.
+t.test('oversized addresses and lookup values are refused with a 4xx and change nothing', async (t) => {
+  const server = await startServer(t);
+  const { app } = server;
+  const huge = 'x'.repeat(3000);
+  const before = storeDigest(server.deps.store);
+  const cases: Array<[string, string, unknown, number]> = [
+    ['PUT', `/applications/${app.id}/users/u1/data`, { data: { email: `${huge}@example.com` } }, 400],
+    ['PUT', `/applications/${app.id}/users/u1/data`, { data: { phone_number: huge } }, 400],
+    ['POST', '/hub/auth/magic', { verification_type: 'email', data: { email: `${huge}@example.com` } }, 400],
+    ['GET', `/applications/${app.id}/users/data?lookup_filter=${huge}@example.com`, undefined, 400],
+    ['GET', `/applications/${app.id}/users/data?id_filter=${huge}`, undefined, 400],
+    ['GET', `/applications/${app.id}/users/${huge}/data`, undefined, 404],
+    ['GET', `/applications/${app.id}/groups?lookup_filter=${huge}`, undefined, 400],
+    ['GET', `/applications/${app.id}/oidc-clients/${huge}`, undefined, 404],
+  ];
+  for (const [method, path, body, status] of cases) {
+    const res = await server.request(method, path, { app, body });
+    t.equal(res.status, status, `${method} ${path.slice(0, 60)}… → ${status}`);
+    t.match(res.body, { statusCode: status, code: /^E_/ });
+  }
+  t.equal(storeDigest(server.deps.store), before, 'nothing was written');
+});
