@@ -44,7 +44,10 @@ export interface PurposeHandler<K extends HandledKind> {
   check(turn: Turn, link: LinkFacts<K>): void;
   /** Locks the redemption turn must hold besides the user's (the group's, the invite's…). */
   locks(link: LinkFacts<K>): string[];
-  /** Runs in the redemption turn, after the sign-in. */
+  /**
+   * Runs in the redemption turn, after the sign-in. It is handed the very object `locks` was handed,
+   * so a handler may key what it chose for the locks (a new member's ID) on that object.
+   */
   redeem(turn: Turn, link: LinkFacts<K>): void;
 }
 
@@ -57,11 +60,7 @@ export class LinkPurposes {
     this.handlers.set(kind, handler);
   }
 
-  has(kind: PurposeKind): boolean {
-    return kind === 'sign_in' || this.handlers.has(kind);
-  }
-
-  /** The handler of a purpose; undefined for plain sign-in links. Check `has` before making a link. */
+  /** The handler of a purpose; undefined for plain sign-in links. */
   handlerOf(kind: PurposeKind): PurposeHandler<any> | undefined {
     if (kind === 'sign_in') return undefined;
     const handler = this.handlers.get(kind);

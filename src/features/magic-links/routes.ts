@@ -57,9 +57,6 @@ export function magicLinkRoutes(deps: Deps): Route[] {
       throw validationError({ [`data.${field}`]: [`is required for verification_type ${kind}`] });
     }
     checkProfileData(deps, appId, body.data);
-    if (body.group_to_join && !magicLinks.purposes.has('join_group')) {
-      throw validationError({ group_to_join: ['joining groups through a link is not available yet'] });
-    }
     return { ...body, kind, address };
   }
 
