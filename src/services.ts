@@ -81,7 +81,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     magicLinks,
     // Activity is stamped only on calls the rate limit let through.
     requireUser: withActivity(
-      thenLimit(requireUser(accessTokens, users, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
+      thenLimit(requireUser(accessTokens, profiles, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
         ctx.method !== 'GET' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
       ),
       new ActivityStamps(users, runtime, clock, logger),

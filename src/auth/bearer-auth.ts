@@ -2,7 +2,7 @@ import { forbidden, unauthorized } from '../lib/errors.js';
 import type { Step } from '../http/route.js';
 import type { RequestContext } from '../http/context.js';
 import type { Clock } from '../lib/clock.js';
-import type { UserDirectory } from '../features/users/directory.js';
+import type { ProfileViews } from '../features/users/profile-views.js';
 import type { AccessClaims, AccessTokens } from './access-tokens.js';
 import { sessionRevoked } from './revocation.js';
 
@@ -13,17 +13,18 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
  * request: the path's app among `aud` (403), the user exists and is enabled, its session is not
  * over (`sessionRevoked`).
  */
-export function requireUser(tokens: AccessTokens, users: UserDirectory, clock: Clock): Step {
+export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock: Clock): Step {
   const check = (ctx: RequestContext, claims: AccessClaims) => {
     if (claims.exp * 1000 <= clock.now()) throw unauthorized('The access token has expired', 'E_TOKEN_EXPIRED');
     const appId = ctx.params.app ?? claims.appId;
     if (appId !== claims.appId && !claims.aud.includes(`app:${appId}`)) {
       throw forbidden('The access token is not for this application');
     }
-    const user = users.get(appId, claims.sub);
-    if (!user) throw unauthorized('The user of this token no longer exists');
-    if (user.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
-    if (sessionRevoked(user.context, claims.sid)) {
+    // Read from LMDB on every request, never cached: a sign-out or a disable counts on the very next one.
+    const access = profiles.accessOf(appId, claims.sub);
+    if (!access) throw unauthorized('The user of this token no longer exists');
+    if (access.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
+    if (sessionRevoked(access, claims.sid)) {
       throw unauthorized('The access token has been revoked', 'E_TOKEN_REVOKED');
     }
     ctx.caller = {

@@ -1,5 +1,5 @@
 import { ApiError, unauthorized } from '../../lib/errors.js';
-import { sessionRevoked } from '../../auth/revocation.js';
+import { sessionMarksOf, sessionRevoked } from '../../auth/revocation.js';
 import { userLock } from '../users/directory.js';
 import type { Deps } from '../../deps.js';
 import { endSession } from './sign-out.js';
@@ -18,7 +18,7 @@ export async function refreshSession(deps: Deps, refreshToken: string): Promise<
   const { appId, userId } = known;
   const outcome = await deps.runtime.run([userLock(appId, userId)], (turn) => {
     const current = deps.users.get(appId, userId);
-    if (!current || sessionRevoked(current.context, known.sid)) return { kind: 'invalid' as const };
+    if (!current || sessionRevoked(sessionMarksOf(current.context), known.sid)) return { kind: 'invalid' as const };
     const rotation = deps.sessions.rotate(turn, refreshToken);
     if (rotation.kind === 'reused') endSession(deps, turn, appId, userId, rotation.sid);
     if (rotation.kind !== 'rotated') return rotation;

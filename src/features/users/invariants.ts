@@ -39,7 +39,7 @@ export const userInvariants: Invariant[] = [
     check(deps) {
       const problems: string[] = [];
       const users = deps.runtime.table(USER_KIND);
-      const views = deps.store.db('profile_views');
+      const views = deps.store.db('profile_platform', { encoding: 'binary' });
       for (const key of users.getKeys({})) {
         const [appId, userId] = key as [string, string];
         const prepared = deps.profiles.platformBytes(appId, userId);

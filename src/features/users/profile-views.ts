@@ -6,6 +6,7 @@ import { readPage, type PageRequest } from '../../storage/paging.js';
 import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import type { UserContext } from '../../../machines/user.machine.js';
+import { sessionMarksOf, type SessionMarks } from '../../auth/revocation.js';
 
 /** A `{group, member}` pair as a profile lists it; the groups feature keeps these current. */
 export interface GroupMembershipEntry {
@@ -13,11 +14,15 @@ export interface GroupMembershipEntry {
   member: Record<string, unknown>;
 }
 
-interface StoredView {
+interface StoredMeView {
   /** The app's `updated_at` when the view was rendered: a schema change makes the `/me` view stale. */
   schemaStamp: string;
-  platform: Uint8Array;
   me: Uint8Array;
+}
+
+/** What the bearer step reads on every `/me` request: small, so decoding it costs next to nothing. */
+export interface UserAccess extends SessionMarks {
+  state: string;
 }
 
 /**
@@ -26,7 +31,10 @@ interface StoredView {
  */
 export class ProfileViews {
   readonly memberships: Database<GroupMembershipEntry, Key>;
-  private readonly views: Database<StoredView, Key>;
+  /** Platform bodies as raw bytes (binary encoding: no decoding on the hottest read). */
+  private readonly platformViews: Database<Buffer, Key>;
+  private readonly meViews: Database<StoredMeView, Key>;
+  private readonly access: Database<UserAccess, Key>;
 
   constructor(
     store: Store,
@@ -34,7 +42,9 @@ export class ProfileViews {
     private readonly apps: ApplicationStore,
     private readonly config: Config,
   ) {
-    this.views = store.db<StoredView>('profile_views');
+    this.platformViews = store.db<Buffer>('profile_platform', { encoding: 'binary' });
+    this.meViews = store.db<StoredMeView>('profile_me');
+    this.access = store.db<UserAccess>('user_access');
     this.memberships = store.db<GroupMembershipEntry>('user_groups');
   }
 
@@ -64,32 +74,41 @@ export class ProfileViews {
 
   rewrite(appId: string, userId: string): void {
     const user = this.runtime.read<UserContext>('user', [appId, userId]);
+    const key = [appId, userId];
     if (!user) {
-      this.views.remove([appId, userId]);
+      this.platformViews.remove(key);
+      this.meViews.remove(key);
+      this.access.remove(key);
       return;
     }
     const app = this.apps.require(appId);
     const groups = this.groupsOf(appId, userId);
-    this.views.put([appId, userId], {
+    this.platformViews.put(key, Buffer.from(JSON.stringify(this.render(user, groups))));
+    this.meViews.put(key, {
       schemaStamp: app.updated_at,
-      platform: Buffer.from(JSON.stringify(this.render(user, groups))),
       me: Buffer.from(JSON.stringify(this.render(user, groups, app.schema))),
     });
+    this.access.put(key, { state: user.state, ...sessionMarksOf(user.context) });
   }
 
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
   platformBytes(appId: string, userId: string): Uint8Array | undefined {
-    return this.views.get([appId, userId])?.platform;
+    return this.platformViews.get([appId, userId]);
+  }
+
+  /** The user's state and session marks, or undefined for an unknown user. */
+  accessOf(appId: string, userId: string): UserAccess | undefined {
+    return this.access.get([appId, userId]);
   }
 
   /** Prepared platform bytes of one page of an app's profiles, in user ID order. */
   platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Uint8Array[] {
-    return readPage(this.views, { ...request, prefix: [appId] }).map(({ value }) => value.platform);
+    return readPage(this.platformViews, { ...request, prefix: [appId] }).map(({ value }) => value);
   }
 
   /** Prepared bytes of the user's own view, re-rendered when the schema changed since. */
   meBytes(appId: string, userId: string): Uint8Array | undefined {
-    const view = this.views.get([appId, userId]);
+    const view = this.meViews.get([appId, userId]);
     if (!view) return undefined;
     const app = this.apps.require(appId);
     if (view.schemaStamp === app.updated_at) return view.me;
