@@ -25,7 +25,7 @@ const EnvSchema = v.object({
   SVC_ADMIN_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
   SVC_BRAND: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/, 'lowercase letters and digits only')), 'svc'),
   SVC_LOG_LEVEL: v.optional(v.picklist(levels), 'info'),
-  SVC_MAX_ACTORS: v.optional(intFromEnv(1, 10_000_000), '100000'),
+  SVC_MAX_ACTORS: v.optional(intFromEnv(1, 10_000_000), '10000'),
   SVC_ACTOR_IDLE_MS: v.optional(intFromEnv(1000, 86_400_000), '60000'),
   SVC_JSON_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(1 << 20)),
   SVC_MULTIPART_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(10 << 20)),
