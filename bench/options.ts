@@ -24,7 +24,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--ro
        [--threads T] [--seed-concurrency K] [--only NAME[,NAME]] [--cpu-prof] [--env NAME=VALUE ...]`;
 
 /** The bench measures the service's own throughput, so rate limits are off unless `--env` sets them. */
-const UNLIMITED = { SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
+export const UNLIMITED = { SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
 
 export class UsageError extends Error {
   constructor(problem: string) {

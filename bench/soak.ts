@@ -1,0 +1,129 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { WRK_INSTALL_HINT, runWrk, wrkAvailable, type WrkResult } from './wrk.js';
+import { rssAnonBytes, startService } from './service-process.js';
+import { serviceClient } from './client.js';
+import { seedUsers, signIn } from './seed.js';
+import { luaString, writeRawScript } from './lua.js';
+import { writeResults } from './report.js';
+import { UNLIMITED } from './options.js';
+
+// The soak (issue 7): a bounded mixed load (platform reads, /me reads, profile writes) in intervals,
+// reading the service's RssAnon after each, to show that memory stays flat and p99 stable.
+// `npm run bench:soak -- [--minutes 5] [--interval 30] [--users 2000]`.
+
+const log = (message: string) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+interface Interval extends WrkResult {
+  atSeconds: number;
+  rssAnonMb: number;
+}
+
+function mixedLoadLua(appId: string, platform: Record<string, string>, userIds: readonly string[], tokens: readonly string[]): string {
+  const list = (values: readonly string[]) => `{${values.map(luaString).join(',')}}`;
+  const headerLines = Object.entries(platform)
+    .map(([name, value]) => `  h[${luaString(name)}] = ${luaString(value)}`)
+    .join('\n');
+  return `
+local users = ${list(userIds)}
+local tokens = ${list(tokens)}
+local app = ${luaString(appId)}
+local n = 0
+request = function()
+  n = n + 1
+  local user = users[math.random(#users)]
+  local pick = math.random(100)
+  local h = {}
+  if pick <= 15 then
+    h["authorization"] = "Bearer " .. tokens[math.random(#tokens)]
+    return wrk.format("GET", "/me/applications/" .. app .. "/data", h, nil)
+  end
+${headerLines}
+  if pick <= 30 then
+    h["content-type"] = "application/json"
+    local body = '{"data":{"first_name":"Soak ' .. n .. '","email":"soak-' .. user .. '@example.com"}}'
+    return wrk.format("PUT", "/applications/" .. app .. "/users/" .. user .. "/data", h, body)
+  end
+  return wrk.format("GET", "/applications/" .. app .. "/users/" .. user .. "/data", h, nil)
+end
+`;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: { minutes: { type: 'string', default: '5' }, interval: { type: 'string', default: '30' }, users: { type: 'string', default: '2000' } },
+  });
+  const minutes = Number(values.minutes);
+  const interval = Number(values.interval);
+  const userCount = Number(values.users);
+  if (![minutes, interval, userCount].every((v) => Number.isFinite(v) && v > 0)) {
+    process.stderr.write('usage: npm run bench:soak -- [--minutes M] [--interval S] [--users N]\n');
+    return 2;
+  }
+  if (!wrkAvailable()) {
+    process.stderr.write(`${WRK_INSTALL_HINT}\n`);
+    return 2;
+  }
+  const startedAt = new Date();
+  const work = await mkdtemp(join(tmpdir(), 'svc-soak-'));
+  const service = await startService({ dataDir: join(work, 'data'), env: UNLIMITED });
+  try {
+    if (!service.credentials) throw new Error('the service printed no default application credentials');
+    const client = serviceClient(service.baseUrl, service.credentials);
+    log(`seeding ${userCount} users, signing 64 in`);
+    const { users } = await seedUsers(client, userCount, 128);
+    const signedIn = await signIn(client, users.slice(0, 64));
+    const lua = mixedLoadLua(client.app.id, client.platformHeaders, users.map((u) => u.id), signedIn.map((s) => s.accessToken));
+    const script = await writeRawScript(work, 'soak', lua);
+    const intervals: Interval[] = [];
+    const rounds = Math.max(2, Math.round((minutes * 60) / interval));
+    log(`${rounds} intervals of ${interval}s: 70% platform reads, 15% /me reads, 15% profile writes, 64 connections`);
+    for (let i = 0; i < rounds; i++) {
+      const result = await runWrk({ url: service.baseUrl, seconds: interval, connections: 64, threads: 1, script });
+      const death = service.died();
+      if (death) throw new Error(`the service exited during the soak (${death})`);
+      const rssAnonMb = (await rssAnonBytes(service.pid)) / 2 ** 20;
+      intervals.push({ ...result, atSeconds: (i + 1) * interval, rssAnonMb });
+      log(`  ${(i + 1) * interval}s: ${result.requestsPerSecond.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, RssAnon ${rssAnonMb.toFixed(0)} MB, non-2xx ${result.non2xx}`);
+    }
+    // The first interval warms up (JIT, actor cache filling): growth is judged from the second on.
+    const settled = intervals.slice(1);
+    const memoryGrowth = settled[settled.length - 1].rssAnonMb / settled[0].rssAnonMb - 1;
+    const p99s = settled.map((r) => r.p99Ms);
+    const p99Spread = Math.max(...p99s) / median(p99s);
+    const failures = intervals.reduce((sum, r) => sum + r.non2xx, 0);
+    const summary = {
+      memoryGrowthAfterWarmup: memoryGrowth,
+      p99MedianMs: median(p99s),
+      p99WorstOverMedian: p99Spread,
+      non2xx: failures,
+      memoryFlat: memoryGrowth <= 0.1,
+      p99Stable: p99Spread <= 3,
+    };
+    process.stdout.write(
+      `\ninterval  req/s   p50 ms  p99 ms  RssAnon MB  non-2xx\n${intervals
+        .map((r) => `${String(r.atSeconds).padStart(6)}s  ${r.requestsPerSecond.toFixed(0).padStart(6)}  ${r.p50Ms.toFixed(2).padStart(6)}  ${r.p99Ms.toFixed(1).padStart(6)}  ${r.rssAnonMb.toFixed(0).padStart(10)}  ${String(r.non2xx).padStart(7)}`)
+        .join('\n')}\n\nmemory after warm-up: ${(memoryGrowth * 100).toFixed(1)}% (${summary.memoryFlat ? 'flat' : 'GROWING'}); ` +
+        `p99 worst/median ${p99Spread.toFixed(2)} (${summary.p99Stable ? 'stable' : 'UNSTABLE'}); non-2xx ${failures}\n`,
+    );
+    const file = await writeResults({ kind: 'soak', startedAt: startedAt.toISOString(), minutes, interval, users: userCount, intervals, summary }, startedAt);
+    process.stdout.write(`results: ${file}\n`);
+    return summary.memoryFlat && summary.p99Stable && failures === 0 ? 0 : 1;
+  } finally {
+    await service.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`${(error as Error).stack ?? error}\n`);
+    process.exit(1);
+  },
+);
