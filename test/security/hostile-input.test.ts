@@ -118,6 +118,13 @@ const errorShapeProblems = (response: RawResponse): string | undefined => {
   return undefined;
 };
 
+/** Every answer carries the security headers, whatever the route or outcome. */
+const securityHeaderProblem = (response: RawResponse): string | undefined => {
+  if (response.headers['x-content-type-options'] !== 'nosniff') return 'lacks x-content-type-options: nosniff';
+  if (response.headers['cache-control'] !== 'no-store') return 'lacks cache-control: no-store';
+  return undefined;
+};
+
 for (const route of buildRoutes(deps)) {
   const params = route.path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
   t.test(`${route.method} ${route.path}`, async (t) => {
@@ -146,6 +153,8 @@ for (const route of buildRoutes(deps)) {
         const before = storeDigest(deps.store);
         const response = await rawRequest(server.port, head + '\r\n\r\n', payload);
         if (response.status >= 500) throw new Error(`${response.status}: ${response.body.toString().slice(0, 300)}`);
+        const headerProblem = securityHeaderProblem(response);
+        if (headerProblem) throw new Error(`${response.status} ${headerProblem}`);
         if (response.status >= 400) {
           const problem = errorShapeProblems(response);
           if (problem) throw new Error(`${response.status} ${problem}: ${response.body.toString().slice(0, 300)}`);
