@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 
 const nextUlid = monotonicFactory();
 
-export type IdPrefix = 'app' | 'user' | 'group' | 'member' | 'invite' | 'oidc_client' | 'oidcc' | 'sess' | 'req';
+export type IdPrefix = 'app' | 'user' | 'group' | 'member' | 'invite' | 'oidc_client' | 'oidcc';
 
 /** Prefixed monotonic ULID: byte order is creation order, so `after` cursors are plain range starts. */
 export const newId = (prefix: IdPrefix, at?: number) => `${prefix}_${nextUlid(at)}`;

@@ -38,12 +38,3 @@ export function readPage<V>(db: Database<V, Key>, request: PageRequest): PageEnt
   }
   return page;
 }
-
-/** Same ranges as `readPage`, yielding only IDs: for filtered scans that read records elsewhere. */
-export function* rangeIds(db: Database<unknown, Key>, prefix: Key[], sort: SortOrder = 'asc'): Generator<string> {
-  const low: Key = [...prefix, ''];
-  const high: Key = [...prefix, HIGH_KEY];
-  const range =
-    sort === 'desc' ? db.getKeys({ start: high, end: low, reverse: true }) : db.getKeys({ start: low, end: high });
-  for (const key of range) yield (key as Key[])[prefix.length] as string;
-}

@@ -8,7 +8,7 @@ export interface Invariant {
 }
 
 /** How many entries of `db` start with each first key element (the application ID, for most tables). */
-export function countByFirstKey(db: Database<unknown, Key>): Map<string, number> {
+function countByFirstKey(db: Database<unknown, Key>): Map<string, number> {
   const counts = new Map<string, number>();
   for (const key of db.getKeys({})) {
     const first = String((key as Key[])[0]);
