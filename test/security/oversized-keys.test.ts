@@ -8,6 +8,8 @@ t.test('oversized addresses and lookup values are refused with a 4xx and change 
   const server = await startServer(t);
   const { app } = server;
   const huge = 'x'.repeat(3000);
+  const group = await server.request('POST', `/applications/${app.id}/groups`, { app, body: { name: 'Long addresses' } });
+  t.equal(group.status, 200);
   const before = storeDigest(server.deps.store);
   const cases: Array<[string, string, unknown, number]> = [
     ['PUT', `/applications/${app.id}/users/u1/data`, { data: { email: `${huge}@example.com` } }, 400],
@@ -18,6 +20,9 @@ t.test('oversized addresses and lookup values are refused with a 4xx and change 
     ['GET', `/applications/${app.id}/users/${huge}/data`, undefined, 404],
     ['GET', `/applications/${app.id}/groups?lookup_filter=${huge}`, undefined, 400],
     ['GET', `/applications/${app.id}/oidc-clients/${huge}`, undefined, 404],
+    // Longer than an email address may be anywhere (254), though short enough for a key: one rule everywhere.
+    ['POST', `/applications/${app.id}/groups/${group.body.id}/members`, { email: `${'m'.repeat(250)}@example.com`, roles: [] }, 400],
+    ['PUT', `/applications/${app.id}/users/u1/data`, { data: { email: `${'m'.repeat(250)}@example.com` } }, 400],
   ];
   for (const [method, path, body, status] of cases) {
     const res = await server.request(method, path, { app, body });

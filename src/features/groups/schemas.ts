@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { MAX_EMAIL_LENGTH } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 import { parseInput } from '../../lib/validate.js';
@@ -28,7 +29,7 @@ const Roles = v.pipe(
 );
 
 const UserId = v.pipe(v.string(), v.regex(EXTERNAL_ID, 'user_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'));
-const Email = v.pipe(v.string(), v.trim(), v.email('email must be an email address'), v.maxLength(320));
+const Email = v.pipe(v.string(), v.trim(), v.email('email must be an email address'), v.maxLength(MAX_EMAIL_LENGTH));
 const Phone = v.pipe(v.string(), v.trim(), v.regex(/^\+?[0-9][0-9 ().-]{3,31}$/, 'phone must be a phone number'));
 
 const Target = {

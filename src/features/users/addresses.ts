@@ -2,6 +2,9 @@ import type { ProfileData, VerifiedData } from '../../../machines/user.machine.j
 
 export type AddressKind = 'email' | 'phone';
 
+/** RFC 5321's longest email address. Addresses are lookup keys, so this also keeps them within LMDB's key size. */
+export const MAX_EMAIL_LENGTH = 254;
+
 /** Lookup values compare case-insensitively; phone numbers ignore spacing and punctuation. */
 export function normalizeAddress(kind: AddressKind, value: string): string {
   const trimmed = value.trim().toLowerCase();

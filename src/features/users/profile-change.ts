@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { MAX_EMAIL_LENGTH } from './addresses.js';
 import { addFieldError, validationError, type FieldErrors } from '../../lib/errors.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
@@ -44,7 +45,6 @@ export const ATTRIBUTE_VALUES_LIMIT = 100;
 const FIELD_NAME_LIMIT = 128;
 const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):([^\s]{1,128})$/;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
-const MAX_EMAIL_LENGTH = 254;
 const PHONE = /^\+?[0-9][0-9 ().-]{2,31}$/;
 const SYSTEM_NAMESPACE = 'system';
 
@@ -145,7 +145,6 @@ function valueProblem(name: string, spec: FieldSpec | undefined, value: unknown)
   if (type === 'object' && (typeof value !== 'object' || value === null || Array.isArray(value))) return 'must be an object';
   const size = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value));
   if (size > STRING_LIMIT) return `must be at most ${STRING_LIMIT} bytes`;
-  // Addresses are lookup keys: beyond RFC 5321's 254 characters they would also overflow LMDB's key size.
   if (name === 'email' && (!EMAIL.test(value as string) || (value as string).length > MAX_EMAIL_LENGTH)) {
     return `must be an email address of at most ${MAX_EMAIL_LENGTH} characters`;
   }

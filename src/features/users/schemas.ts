@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { MAX_EMAIL_LENGTH } from './addresses.js';
 import { validationError } from '../../lib/errors.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 import { parseInput } from '../../lib/validate.js';
@@ -11,8 +12,6 @@ export const PROFILE_BODY_KINDS = ['json', 'multipart'] as const;
 
 /** Values a `lookup_filter` or `id_filter` may list. */
 const FILTER_VALUES_LIMIT = 1000;
-/** RFC 5321's longest email address; phone numbers are far shorter. */
-const MAX_ADDRESS_LENGTH = 254;
 
 const booleanParam = v.pipe(
   v.picklist(['true', 'false'], 'must be true or false'),
@@ -34,8 +33,7 @@ const ListFilterSchema = v.strictObject({
   lookup_filter: v.optional(
     v.pipe(
       commaList('email addresses or phone numbers'),
-      // An address longer than any real one would also overflow LMDB's key size.
-      v.check((values) => values.every((value) => value.length <= MAX_ADDRESS_LENGTH), `values are at most ${MAX_ADDRESS_LENGTH} characters`),
+      v.check((values) => values.every((value) => value.length <= MAX_EMAIL_LENGTH), `values are at most ${MAX_EMAIL_LENGTH} characters`),
     ),
   ),
   id_filter: v.optional(v.pipe(commaList('user IDs'), v.check((ids) => ids.every((id) => EXTERNAL_ID.test(id)), 'must list user IDs'))),
