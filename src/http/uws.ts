@@ -18,4 +18,6 @@ function loadNativeUws(): typeof Uws {
 }
 
 export const uws = loadNativeUws();
+// uWS.js's undocumented switch that stops the `uWebSockets: 20` banner header on every response.
+uws._cfg('silent');
 export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, MultipartField } from 'uWebSockets.js';

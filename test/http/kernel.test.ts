@@ -60,6 +60,7 @@ t.test('JSON body is parsed and path params and query are copied', async (t) => 
   t.equal(res.status, 200);
   t.same(await res.json(), { body: { kind: 'json', value: { a: 1 } } });
   t.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  t.equal(res.headers.get('uwebsockets'), null, 'no framework banner');
   t.match(res.headers.get('x-request-id'), /\S+/);
   const item = await fetch(`${url}/items/a%20b?q=x`);
   t.same(await item.json(), { id: 'a b', q: 'x' });

@@ -122,6 +122,7 @@ const errorShapeProblems = (response: RawResponse): string | undefined => {
 const securityHeaderProblem = (response: RawResponse): string | undefined => {
   if (response.headers['x-content-type-options'] !== 'nosniff') return 'lacks x-content-type-options: nosniff';
   if (response.headers['cache-control'] !== 'no-store') return 'lacks cache-control: no-store';
+  if ('uwebsockets' in response.headers) return 'carries the uWebSockets framework banner';
   return undefined;
 };
 
