@@ -1,6 +1,6 @@
 import { firstRequest, writeRawScript, writeRequestScript, type RequestShape } from './lua.js';
 import { runWrk, type WrkResult, type WrkRun } from './wrk.js';
-import { cpuSeconds } from './service-process.js';
+import { cpuSeconds, loopCpuSeconds } from './service-process.js';
 import type { ServiceClient } from './client.js';
 import type { ChainedLoad } from './scenarios.js';
 
@@ -24,6 +24,8 @@ export interface Target {
 /** wrk's figures plus the answering process's CPU time per request (steadier than req/s on a shared machine). */
 export interface Measured extends WrkResult {
   cpuMicrosPerRequest: number;
+  /** The event-loop thread's share of that CPU time. */
+  loopCpuMicrosPerRequest: number;
 }
 
 export interface PairedMeasurement {
@@ -34,9 +36,12 @@ export interface PairedMeasurement {
 
 async function runMeasured(target: Target, run: Omit<WrkRun, 'url'>): Promise<Measured> {
   const cpuBefore = await cpuSeconds(target.pid);
+  const loopBefore = await loopCpuSeconds(target.pid);
   const result = await runWrk({ ...run, url: target.url });
   const cpu = (await cpuSeconds(target.pid)) - cpuBefore;
-  return { ...result, cpuMicrosPerRequest: (cpu * 1e6) / Math.max(1, result.requests) };
+  const loop = (await loopCpuSeconds(target.pid)) - loopBefore;
+  const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, result.requests);
+  return { ...result, cpuMicrosPerRequest: perRequest(cpu), loopCpuMicrosPerRequest: perRequest(loop) };
 }
 
 /**
@@ -72,6 +77,7 @@ export function combine(results: readonly Measured[]): Measured {
     seconds,
     requestsPerSecond: requests / seconds,
     cpuMicrosPerRequest: sum((r) => r.cpuMicrosPerRequest * r.requests) / Math.max(1, requests),
+    loopCpuMicrosPerRequest: sum((r) => r.loopCpuMicrosPerRequest * r.requests) / Math.max(1, requests),
     p50Ms: median(results.map((r) => r.p50Ms)),
     p75Ms: worst((r) => r.p75Ms),
     p90Ms: worst((r) => r.p90Ms),

@@ -122,8 +122,13 @@ export async function rssAnonBytes(pid: number): Promise<number> {
 }
 
 /** CPU seconds (user + system, every thread) a process has used so far, from /proc/<pid>/stat. */
-export async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+export const cpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
+
+/** CPU seconds of the process's main thread alone (the event loop): when it nears 1 s per second, the loop is the limit. */
+export const loopCpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+
+async function statCpuSeconds(path: string): Promise<number> {
+  const stat = await readFile(path, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the line; the slice starts at field 3. Linux counts in 1/100 s.
   return (Number(fields[11]) + Number(fields[12])) / 100;

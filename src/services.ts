@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { openStore } from './storage/store.js';
 import { migrate } from './storage/migrations.js';
+import { formatSteps } from './format-steps.js';
 import { ActorRuntime } from './runtime/runtime.js';
 import { loadPepper } from './auth/pepper.js';
 import { ApplicationStore } from './features/applications/store.js';
@@ -38,7 +39,6 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = openStore(config.dataDir);
-  await migrate(store, logger);
   const pepper = await loadPepper(store);
   const runtime = new ActorRuntime({
     store,
@@ -50,6 +50,13 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   const apps = new ApplicationStore(store, pepper, clock);
   const profiles = new ProfileViews(store, runtime, apps, config);
+  try {
+    await migrate(store, logger, formatSteps(runtime, profiles));
+  } catch (error) {
+    runtime.stop();
+    await store.close();
+    throw error;
+  }
   const users = new UserDirectory(store, runtime, profiles);
   const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000);
   const accessTokens = new AccessTokens(config, signingKeys, clock);

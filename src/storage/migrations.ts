@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
 import type { Store } from './store.js';
 
-/** The stored data's format; bump it and add a step below when the layout changes. */
-export const FORMAT_VERSION = 1;
+/** The stored data's format; bump it and add a step to `src/format-steps.ts` when the layout changes. */
+export const FORMAT_VERSION = 2;
 
 /** `steps[n]` moves a data dir from format n to n + 1, inside one write transaction. */
 export type MigrationStep = (store: Store) => void;
-const steps: Record<number, MigrationStep> = {};
 
 const VERSION_KEY = 'format_version';
 
@@ -15,7 +14,7 @@ export function storedFormatVersion(store: Store): number | undefined {
   return store.db('meta').get(VERSION_KEY);
 }
 
-export async function migrate(store: Store, logger: Logger, migrations: Record<number, MigrationStep> = steps): Promise<number> {
+export async function migrate(store: Store, logger: Logger, migrations: Record<number, MigrationStep>): Promise<number> {
   const meta = store.db('meta');
   let version = storedFormatVersion(store);
   if (version === undefined) {

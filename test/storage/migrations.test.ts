@@ -11,9 +11,9 @@ t.test('a fresh data dir is stamped with the current format', async (t) => {
   const store = openStore(t.testdir());
   t.teardown(() => store.close());
   t.equal(storedFormatVersion(store), undefined);
-  t.equal(await migrate(store, logger), FORMAT_VERSION);
+  t.equal(await migrate(store, logger, {}), FORMAT_VERSION);
   t.equal(storedFormatVersion(store), FORMAT_VERSION);
-  t.equal(await migrate(store, logger), FORMAT_VERSION, 'a second start changes nothing');
+  t.equal(await migrate(store, logger, {}), FORMAT_VERSION, 'a second start changes nothing');
 });
 
 t.test('an older format is moved forward step by step, each step with its version in one transaction', async (t) => {
@@ -51,9 +51,42 @@ t.test('a data dir of a newer format is refused at start', async (t) => {
   const dataDir = t.testdir();
   const store = openStore(dataDir);
   await store.commit(() => store.db('meta').put('format_version', FORMAT_VERSION + 1));
-  await t.rejects(migrate(store, logger), new RegExp(`format ${FORMAT_VERSION + 1}, newer than this build understands`));
+  await t.rejects(migrate(store, logger, {}), new RegExp(`format ${FORMAT_VERSION + 1}, newer than this build understands`));
   t.equal(storedFormatVersion(store), FORMAT_VERSION + 1, 'left as it was');
   await store.close();
   const config = loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'silent' });
   await t.rejects(openServices(config, { logger }), /newer than this build understands/);
+});
+
+t.test('format 1 → 2: the read model is rendered anew into one record per user, the old databases dropped', async (t) => {
+  const { startServer } = await import('../helpers/server.js');
+  const dataDir = t.testdir();
+  let server = await startServer(t, { dataDir });
+  const app = server.app;
+  const appId = app.id;
+  for (const id of ['a', 'b']) {
+    const put = await server.request('PUT', `/applications/${appId}/users/${id}/data`, { app, body: { data: { n: id } } });
+    t.equal(put.status, 200);
+  }
+  const expected = (await server.request('GET', `/applications/${appId}/users/a/data`, { app })).body;
+  // A data dir as format 1 left it: no view records, the old read-model databases in their place.
+  const { deps } = server;
+  const old = deps.store.db('profile_platform', { encoding: 'binary' });
+  await deps.store.commit(() => {
+    for (const id of ['a', 'b']) deps.profiles.records.remove([appId, id]);
+    old.put([appId, 'a'], Buffer.from('{"stale":true}'));
+    deps.store.db('meta').put('format_version', 1);
+  });
+  await server.close();
+
+  server = await startServer(t, { dataDir });
+  t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
+  t.notOk(server.deps.store.root.doesExist('profile_platform'), 'the old read model is dropped');
+  const read = await server.request('GET', `/applications/${appId}/users/a/data`, { app });
+  t.equal(read.status, 200);
+  t.same(read.body, expected);
+  t.equal((await server.request('GET', `/applications/${appId}/users/b/data`, { app })).body.data.n, 'b');
+  const { verifyStore } = await import('../../src/verify/invariants.js');
+  const { allInvariants } = await import('../../src/verify/all.js');
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
 });

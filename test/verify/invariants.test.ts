@@ -26,7 +26,7 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
   t.match(verifyStore(deps, allInvariants).problems, [/user lookup index.*is not indexed/]);
   await deps.store.commit(() => lookup.put(firstKey, true));
 
-  await deps.store.commit(() => deps.store.db('profile_platform', { encoding: 'binary' }).remove([server.app.id, 'u3']));
+  await deps.store.commit(() => deps.profiles.records.remove([server.app.id, 'u3']));
   t.match(verifyStore(deps, allInvariants).problems, [/profile read model.*u3.*no prepared profile/]);
 });
 

@@ -46,6 +46,11 @@ export class ApplicationStore {
   private readonly apps;
   private readonly credentials;
   private readonly appCredentials;
+  /**
+   * Decoded app records with the bytes they came from: a read is one get and a byte compare instead of
+   * a decode, and a change made by another process (the CLI) still shows at once.
+   */
+  private readonly decoded = new Map<string, { bytes: Uint8Array; app: Application }>();
   /** key → secret already verified against its HMAC; existence in LMDB is still checked every time. */
   private readonly verified = new Map<string, { secret: string; appId: string }>();
 
@@ -59,8 +64,18 @@ export class ApplicationStore {
     this.appCredentials = store.db<true>('app_credentials');
   }
 
+  /** The app record; shared and frozen, so copy it to change it. */
   get(appId: string): Application | undefined {
-    return this.apps.get(appId);
+    const bytes = this.apps.getBinary(appId);
+    if (!bytes) {
+      this.decoded.delete(appId);
+      return undefined;
+    }
+    const cached = this.decoded.get(appId);
+    if (cached && Buffer.compare(cached.bytes, bytes) === 0) return cached.app;
+    const app = deepFreeze((this.apps as unknown as { decoder: { decode(bytes: Uint8Array): Application } }).decoder.decode(bytes));
+    this.decoded.set(appId, { bytes, app });
+    return app;
   }
 
   require(appId: string): Application {
@@ -155,4 +170,12 @@ export class ApplicationStore {
 
 export function assertSameApp(callerAppId: string, pathAppId: string): void {
   if (callerAppId !== pathAppId) throw forbidden('These credentials belong to another application');
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
 }

@@ -74,7 +74,7 @@ export class UserDirectory {
     const user = turn.create<UserContext>(USER_KIND, userKey(input.appId, input.id), { ...input, data, at: turn.now });
     this.reindex(turn, undefined, user);
     turn.count(userCountKey(input.appId), 1);
-    this.refreshView(turn, input.appId, input.id);
+    this.refreshView(turn, input.appId, input.id, user);
     return user;
   }
 
@@ -85,7 +85,7 @@ export class UserDirectory {
     // Snapshots are immutable: `before` still describes the user as it was after the send.
     const after = turn.send<UserContext>(USER_KIND, userKey(appId, userId), event);
     this.reindex(turn, before, after);
-    this.refreshView(turn, appId, userId);
+    this.refreshView(turn, appId, userId, after);
     return after;
   }
 
@@ -98,9 +98,9 @@ export class UserDirectory {
     this.refreshView(turn, appId, userId);
   }
 
-  /** The profile read model of this user is rewritten in the turn's transaction. */
-  refreshView(turn: Turn, appId: string, userId: string): void {
-    turn.derive(() => this.views.rewrite(appId, userId));
+  /** The profile read model of this user is rewritten in the turn's transaction, from `user` when given. */
+  refreshView(turn: Turn, appId: string, userId: string, user?: UserView): void {
+    turn.derive(() => this.views.rewrite(appId, userId, user));
   }
 
   /**

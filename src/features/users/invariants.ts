@@ -1,7 +1,10 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Key } from '../../storage/store.js';
+import { sessionMarksOf } from '../../auth/revocation.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
 import { addressesOf } from './addresses.js';
+import { isFileDescriptor } from './profile-files.js';
 import { USER_KIND, userCountKey } from './directory.js';
 
 interface StoredUser {
@@ -39,17 +42,36 @@ export const userInvariants: Invariant[] = [
     check(deps) {
       const problems: string[] = [];
       const users = deps.runtime.table(USER_KIND);
-      const views = deps.store.db('profile_platform', { encoding: 'binary' });
       for (const key of users.getKeys({})) {
         const [appId, userId] = key as [string, string];
         const prepared = deps.profiles.platformBytes(appId, userId);
         const user = deps.users.get(appId, userId)!;
         const fresh = JSON.stringify(deps.profiles.render(user, deps.profiles.groupsOf(appId, userId)));
+        const access = deps.profiles.accessOf(appId, userId);
         if (!prepared) problems.push(`user ${userId} of ${appId} has no prepared profile`);
         else if (Buffer.from(prepared).toString('utf8') !== fresh) problems.push(`prepared profile of ${userId} is stale`);
+        else if (!isDeepStrictEqual(access, { state: user.state, ...sessionMarksOf(user.context) })) {
+          problems.push(`access marks of ${userId} of ${appId} are stale`);
+        }
       }
-      for (const key of views.getKeys({})) {
+      for (const key of deps.profiles.records.getKeys({})) {
         if (!users.doesExist(key)) problems.push(`prepared profile ${JSON.stringify(key)} belongs to no user`);
+      }
+      return problems;
+    },
+  },
+  {
+    name: 'profile files',
+    // Profile writes rely on it: they look for files to drop among the descriptors in `data`.
+    check(deps) {
+      const problems: string[] = [];
+      const files = deps.store.db<{ sha256: string }>('user_files');
+      for (const { key, value } of files.getRange({})) {
+        const [appId, userId, field] = key as [string, string, string];
+        const described = deps.users.get(appId, userId)?.context.data[field];
+        if (!isFileDescriptor(described) || described.sha256 !== value.sha256) {
+          problems.push(`stored file ${field} of ${userId} of ${appId} is not what its profile describes`);
+        }
       }
       return problems;
     },

@@ -62,9 +62,11 @@ export class ProfileFiles {
 
   /** Stages uploads, and drops the files whose field no longer names the same bytes. */
   stage(turn: Turn, appId: string, userId: string, before: ProfileData, after: ProfileData, uploads: Record<string, Upload>): void {
-    for (const key of this.files.getKeys({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })) {
-      const field = (key as Key[])[2] as string;
-      const kept = isFileDescriptor(after[field]) && isFileDescriptor(before[field]) && after[field].sha256 === before[field].sha256;
+    // Stored files are exactly the descriptors in `data`, so `before` names every file there is.
+    for (const field in before) {
+      const old = before[field];
+      if (!isFileDescriptor(old)) continue;
+      const kept = isFileDescriptor(after[field]) && after[field].sha256 === old.sha256;
       if (!kept && !Object.hasOwn(uploads, field)) this.drop(turn, appId, userId, field);
     }
     for (const [field, upload] of Object.entries(uploads)) {

@@ -6,7 +6,8 @@ import { readPage, type PageRequest } from '../../storage/paging.js';
 import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import type { UserContext } from '../../../machines/user.machine.js';
-import { sessionMarksOf, type SessionMarks } from '../../auth/revocation.js';
+import { sessionMarksOf } from '../../auth/revocation.js';
+import { accessPart, encodeUserView, mePart, platformPart, type UserAccess } from './view-record.js';
 
 /** A `{group, member}` pair as a profile lists it; the groups feature keeps these current. */
 export interface GroupMembershipEntry {
@@ -14,16 +15,8 @@ export interface GroupMembershipEntry {
   member: Record<string, unknown>;
 }
 
-interface StoredMeView {
-  /** The app's `updated_at` when the view was rendered: a schema change makes the `/me` view stale. */
-  schemaStamp: string;
-  me: Uint8Array;
-}
-
-/** What the bearer step reads on every `/me` request: small, so decoding it costs next to nothing. */
-export interface UserAccess extends SessionMarks {
-  state: string;
-}
+/** The database of user view records. */
+export const USER_VIEWS_DB = 'user_views';
 
 /**
  * The read model of profiles: each user's response bodies, serialized once per change and served
@@ -31,10 +24,8 @@ export interface UserAccess extends SessionMarks {
  */
 export class ProfileViews {
   readonly memberships: Database<GroupMembershipEntry, Key>;
-  /** Platform bodies as raw bytes (binary encoding: no decoding on the hottest read). */
-  private readonly platformViews: Database<Buffer, Key>;
-  private readonly meViews: Database<StoredMeView, Key>;
-  private readonly access: Database<UserAccess, Key>;
+  /** `[appId, userId]` → the user's view record (view-record.ts), stored as raw bytes. */
+  readonly records: Database<Buffer, Key>;
 
   constructor(
     store: Store,
@@ -42,9 +33,7 @@ export class ProfileViews {
     private readonly apps: ApplicationStore,
     private readonly config: Config,
   ) {
-    this.platformViews = store.db<Buffer>('profile_platform', { encoding: 'binary' });
-    this.meViews = store.db<StoredMeView>('profile_me');
-    this.access = store.db<UserAccess>('user_access');
+    this.records = store.db<Buffer>(USER_VIEWS_DB, { encoding: 'binary' });
     this.memberships = store.db<GroupMembershipEntry>('user_groups');
   }
 
@@ -72,44 +61,49 @@ export class ProfileViews {
     };
   }
 
-  rewrite(appId: string, userId: string): void {
-    const user = this.runtime.read<UserContext>('user', [appId, userId]);
+  /**
+   * Renders the user's view record again; `user` is the turn's view of it when the caller has one
+   * (otherwise it is read back from the write transaction).
+   */
+  rewrite(appId: string, userId: string, user = this.runtime.read<UserContext>('user', [appId, userId])): void {
     const key = [appId, userId];
     if (!user) {
-      this.platformViews.remove(key);
-      this.meViews.remove(key);
-      this.access.remove(key);
+      this.records.remove(key);
       return;
     }
     const app = this.apps.require(appId);
     const groups = this.groupsOf(appId, userId);
-    this.platformViews.put(key, Buffer.from(JSON.stringify(this.render(user, groups))));
-    this.meViews.put(key, {
-      schemaStamp: app.updated_at,
+    const record = encodeUserView({
+      platform: Buffer.from(JSON.stringify(this.render(user, groups))),
       me: Buffer.from(JSON.stringify(this.render(user, groups, app.schema))),
+      schemaStamp: app.updated_at,
+      access: { state: user.state, ...sessionMarksOf(user.context) },
     });
-    this.access.put(key, { state: user.state, ...sessionMarksOf(user.context) });
+    this.records.put(key, record);
   }
 
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
   platformBytes(appId: string, userId: string): Uint8Array | undefined {
-    return this.platformViews.get([appId, userId]);
+    const record = this.records.getBinaryFast([appId, userId]);
+    return record && platformPart(record);
   }
 
   /** The user's state and session marks, or undefined for an unknown user. */
   accessOf(appId: string, userId: string): UserAccess | undefined {
-    return this.access.get([appId, userId]);
+    const record = this.records.getBinaryFast([appId, userId]);
+    return record && accessPart(record);
   }
 
   /** Prepared platform bytes of one page of an app's profiles, in user ID order. */
   platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Uint8Array[] {
-    return readPage(this.platformViews, { ...request, prefix: [appId] }).map(({ value }) => value);
+    return readPage(this.records, { ...request, prefix: [appId] }).map(({ value }) => platformPart(value));
   }
 
   /** Prepared bytes of the user's own view, re-rendered when the schema changed since. */
   meBytes(appId: string, userId: string): Uint8Array | undefined {
-    const view = this.meViews.get([appId, userId]);
-    if (!view) return undefined;
+    const record = this.records.getBinaryFast([appId, userId]);
+    if (!record) return undefined;
+    const view = mePart(record);
     const app = this.apps.require(appId);
     if (view.schemaStamp === app.updated_at) return view.me;
     const user = this.runtime.read<UserContext>('user', [appId, userId]);

@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import { startServerWithSchema } from '../../helpers/schema.js';
 import { startServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { allInvariants } from '../../../src/verify/all.js';
 
 const schema = {
   fields: {
@@ -146,6 +148,7 @@ t.test('file fields, JSON writes of file fields, removal and deletion', async (t
 
   await server.request('PATCH', base, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png' } }) });
   t.ok(files.get([appId, 'f2', 'avatar']));
+  t.same(verifyStore(server.deps, allInvariants).problems, [], 'stored files are the ones the profiles describe');
   t.equal((await server.request('DELETE', base, { app: server.app })).status, 204);
   t.equal(files.get([appId, 'f2', 'avatar']), undefined, 'deleting the user deletes its files');
 });
