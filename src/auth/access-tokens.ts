@@ -1,3 +1,4 @@
+import { sessionStart } from './revocation.js';
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { ulid } from 'ulid';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +15,8 @@ export interface AccessClaims {
   exp: number;
   jti: string;
   sid: string;
+  /** When the session started (ms), decoded from `sid` once per token. */
+  sessionStart: number;
   appId: string;
 }
 
@@ -66,7 +69,7 @@ export class AccessTokens {
       .setExpirationTime(exp)
       .setJti(jti)
       .sign(key.privateKey);
-    return { token, claims: { sub: request.userId, aud, iat, exp, jti, sid: request.sessionId, appId: request.appId } };
+    return { token, claims: { sub: request.userId, aud, iat, exp, jti, sid: request.sessionId, sessionStart: sessionStart(request.sessionId), appId: request.appId } };
   }
 
   /** Claims of a token whose signature, issuer and audience shape are valid. Expiry is the caller's check. */
@@ -124,6 +127,7 @@ function toClaims(payload: JWTPayload): AccessClaims {
     exp: payload.exp,
     jti: payload.jti,
     sid: payload.sid,
+    sessionStart: sessionStart(payload.sid),
     appId: first.slice('app:'.length),
   };
 }

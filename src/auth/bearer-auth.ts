@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import type { ProfileViews } from '../features/users/profile-views.js';
 import type { AccessClaims, AccessTokens } from './access-tokens.js';
 import { sessionRevoked } from './revocation.js';
+import { accessPart } from '../features/users/view-record.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
 
@@ -21,10 +22,11 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
       throw forbidden('The access token is not for this application');
     }
     // Read from LMDB on every request, never cached: a sign-out or a disable counts on the very next one.
-    const access = profiles.accessOf(appId, claims.sub);
-    if (!access) throw unauthorized('The user of this token no longer exists');
+    const view = profiles.viewRecord(appId, claims.sub);
+    if (!view) throw unauthorized('The user of this token no longer exists');
+    const access = accessPart(view);
     if (access.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
-    if (sessionRevoked(access, claims.sid)) {
+    if (sessionRevoked(access, claims.sid, claims.sessionStart)) {
       throw unauthorized('The access token has been revoked', 'E_TOKEN_REVOKED');
     }
     ctx.caller = {
@@ -34,6 +36,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
       sessionId: claims.sid,
       tokenId: claims.jti,
       expiresAt: claims.exp * 1000,
+      view,
     };
   };
   return (ctx) => {
@@ -46,7 +49,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
 }
 
 /** The signed-in user, for handlers behind `requireUser`. */
-export function callerUser(ctx: RequestContext): { appId: string; userId: string; sessionId: string } {
+export function callerUser(ctx: RequestContext): { appId: string; userId: string; sessionId: string; view?: Buffer } {
   const caller = ctx.caller;
   if (!caller || caller.kind !== 'user') throw unauthorized();
   return caller;

@@ -16,7 +16,7 @@ export const sessionMarksOf = (user: UserContext): SessionMarks => ({
 });
 
 /** The start of a session, from its ULID-based ID (0 for a malformed one). */
-function sessionStart(sid: string): number {
+export function sessionStart(sid: string): number {
   try {
     return decodeTime(sid.slice(sid.indexOf('_') + 1));
   } catch {
@@ -30,8 +30,7 @@ function sessionStart(sid: string): number {
  * millisecond counts; sessions started after it are stamped past it by SessionStore.start), or it was
  * revoked on its own.
  */
-export function sessionRevoked(marks: SessionMarks, sid: string): boolean {
-  const started = sessionStart(sid);
+export function sessionRevoked(marks: SessionMarks, sid: string, started = sessionStart(sid)): boolean {
   return (
     started <= marks.revokedBefore || started < marks.createdAt || marks.revokedSessions.some((s) => s.sid === sid)
   );

@@ -14,7 +14,19 @@ export type ParsedBody =
 /** What authentication established about the caller. */
 export type Caller =
   | { kind: 'app'; appId: string; key: string }
-  | { kind: 'user'; appId: string; userId: string; sessionId: string; tokenId: string; expiresAt: number }
+  | {
+      kind: 'user';
+      appId: string;
+      userId: string;
+      sessionId: string;
+      tokenId: string;
+      expiresAt: number;
+      /**
+       * The user's view record as the bearer step read it, for a read-only handler to answer from;
+       * dropped when a step before the handler changes the user.
+       */
+      view?: Buffer;
+    }
   | { kind: 'admin' };
 
 /**

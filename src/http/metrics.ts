@@ -11,7 +11,9 @@ export interface Metrics {
 
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
 
-interface RouteLatency {
+interface RouteStats {
+  /** Answers by method, then status. */
+  answers: Map<string, Map<number, number>>;
   /** Observations at or below each bucket bound (not yet cumulative). */
   buckets: number[];
   count: number;
@@ -28,26 +30,31 @@ const label = (value: string) => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const requestCounts = new Map<string, number>();
-  const latencies = new Map<string, RouteLatency>();
+  const routes = new Map<string, RouteStats>();
 
   function requestText(): string {
     const lines = [
       '# HELP http_requests_total HTTP requests answered, by route and status',
       '# TYPE http_requests_total counter',
     ];
-    for (const [key, count] of requestCounts) lines.push(`http_requests_total{${key}} ${count}`);
+    for (const [route, stats] of routes) {
+      for (const [method, byStatus] of stats.answers) {
+        for (const [status, count] of byStatus) {
+          lines.push(`http_requests_total{route="${label(route)}",method="${method}",status="${status}"} ${count}`);
+        }
+      }
+    }
     lines.push('# HELP http_request_duration_seconds Time from request to answer, by route');
     lines.push('# TYPE http_request_duration_seconds histogram');
-    for (const [route, latency] of latencies) {
+    for (const [route, stats] of routes) {
       let cumulative = 0;
       LATENCY_BUCKETS.forEach((bound, i) => {
-        cumulative += latency.buckets[i];
+        cumulative += stats.buckets[i];
         lines.push(`http_request_duration_seconds_bucket{le="${bound}",route="${label(route)}"} ${cumulative}`);
       });
-      lines.push(`http_request_duration_seconds_bucket{le="+Inf",route="${label(route)}"} ${latency.count}`);
-      lines.push(`http_request_duration_seconds_sum{route="${label(route)}"} ${latency.sum}`);
-      lines.push(`http_request_duration_seconds_count{route="${label(route)}"} ${latency.count}`);
+      lines.push(`http_request_duration_seconds_bucket{le="+Inf",route="${label(route)}"} ${stats.count}`);
+      lines.push(`http_request_duration_seconds_sum{route="${label(route)}"} ${stats.sum}`);
+      lines.push(`http_request_duration_seconds_count{route="${label(route)}"} ${stats.count}`);
     }
     return lines.join('\n') + '\n';
   }
@@ -55,14 +62,19 @@ export function createMetrics(): Metrics {
   return {
     contentType: registry.contentType,
     observeRequest(route, method, status, seconds) {
-      const key = `route="${label(route)}",method="${method}",status="${status}"`;
-      requestCounts.set(key, (requestCounts.get(key) ?? 0) + 1);
-      let latency = latencies.get(route);
-      if (!latency) latencies.set(route, (latency = { buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 }));
-      const bucket = LATENCY_BUCKETS.findIndex((bound) => seconds <= bound);
-      if (bucket >= 0) latency.buckets[bucket]++;
-      latency.count++;
-      latency.sum += seconds;
+      let stats = routes.get(route);
+      if (!stats) routes.set(route, (stats = { answers: new Map(), buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 }));
+      let byStatus = stats.answers.get(method);
+      if (!byStatus) stats.answers.set(method, (byStatus = new Map()));
+      byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+      for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
+        if (seconds <= LATENCY_BUCKETS[i]) {
+          stats.buckets[i]++;
+          break;
+        }
+      }
+      stats.count++;
+      stats.sum += seconds;
     },
     gauge(name, help, read) {
       new Gauge({

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ApiError, errorBody, internalError, validationError } from '../lib/errors.js';
 import { bodyLimit, checkDeclaredLength, collectBody, parseBody, type BodyLimits } from './body.js';
-import type { ParsedBody, RequestContext, Caller } from './context.js';
+import type { RequestContext } from './context.js';
+import { HttpRequestContext } from './request-context.js';
 import type { Reply } from './reply.js';
 import { METHODS_WITH_BODY, paramNames, patternRegExp, type Route, type Step } from './route.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
@@ -38,12 +39,12 @@ const statusLine = (status: number) => {
   return line;
 };
 
-const NO_BODY: ParsedBody = { kind: 'none' };
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export function createHttpServer(options: HttpServerOptions): HttpServer {
   const app = uws.App();
   const { logger, limits, observe } = options;
+  const debug = logger.isLevelEnabled('debug');
   const allowAnyOrigin = options.corsOrigins.includes('*');
   const allowedOrigins = new Set(options.corsOrigins);
   const requestIdPrefix = randomBytes(4).toString('hex') + '-';
@@ -92,7 +93,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     observe?.(ctx.route, ctx.method, reply.status, seconds);
     // The route pattern, never the path or query: those may carry link IDs and tokens. No headers, no bodies.
-    if (logger.isLevelEnabled('debug')) {
+    if (debug) {
       logger.debug({ requestId: ctx.id, route: ctx.route, status: reply.status, ms: seconds * 1000 }, 'request');
     }
     finishDrain();
@@ -132,33 +133,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   }
 
   function makeContext(route: string, res: HttpResponse, req: HttpRequest, names: string[]): RequestContext {
-    const headers: Record<string, string> = {};
-    req.forEach((key, value) => {
-      headers[key] = value;
-    });
-    const params: Record<string, string> = {};
-    for (let i = 0; i < names.length; i++) params[names[i]] = req.getParameter(i) ?? '';
-    const rawQuery = req.getQuery() ?? '';
-    let query: URLSearchParams | undefined;
-    let ip: string | undefined;
-    return {
-      id: requestIdPrefix + (++requestCounter).toString(36),
-      method: req.getCaseSensitiveMethod().toUpperCase(),
-      path: req.getUrl(),
-      route,
-      params,
-      rawQuery,
-      headers,
-      get ip() {
-        return (ip ??= Buffer.from(res.getRemoteAddressAsText()).toString());
-      },
-      startedAt: performance.now(),
-      body: NO_BODY,
-      caller: undefined as Caller | undefined,
-      aborted: false,
-      res,
-      query: () => (query ??= new URLSearchParams(rawQuery)),
-    };
+    return new HttpRequestContext(requestIdPrefix + (++requestCounter).toString(36), route, res, req, names);
   }
 
   function decodeParams(ctx: RequestContext): void {
@@ -182,7 +157,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const handler = (res: HttpResponse, req: HttpRequest) => {
       const ctx = makeContext(routeName, res, req, names);
       inFlight++;
-      if (logger.isLevelEnabled('debug')) logger.debug({ requestId: ctx.id, route: routeName }, 'request started');
+      if (debug) logger.debug({ requestId: ctx.id, route: routeName }, 'request started');
       let cancelBody: (() => void) | undefined;
       res.onAborted(() => {
         ctx.aborted = true;

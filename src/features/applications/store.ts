@@ -50,7 +50,7 @@ export class ApplicationStore {
    * Decoded app records with the bytes they came from: a read is one get and a byte compare instead of
    * a decode, and a change made by another process (the CLI) still shows at once.
    */
-  private readonly decoded = new Map<string, { bytes: Uint8Array; app: Application }>();
+  private readonly decoded = new Map<string, { bytes: Buffer; app: Application }>();
   /** key → secret already verified against its HMAC; existence in LMDB is still checked every time. */
   private readonly verified = new Map<string, { secret: string; appId: string }>();
 
@@ -66,13 +66,15 @@ export class ApplicationStore {
 
   /** The app record; shared and frozen, so copy it to change it. */
   get(appId: string): Application | undefined {
-    const bytes = this.apps.getBinary(appId);
-    if (!bytes) {
+    // LMDB's reused buffer, sized to the value: compared in place, copied only when it changed.
+    const current = this.apps.getBinaryFast(appId);
+    if (!current) {
       this.decoded.delete(appId);
       return undefined;
     }
     const cached = this.decoded.get(appId);
-    if (cached && Buffer.compare(cached.bytes, bytes) === 0) return cached.app;
+    if (cached && cached.bytes.length === current.length && cached.bytes.compare(current, 0, current.length) === 0) return cached.app;
+    const bytes = Uint8Array.prototype.slice.call(current, 0, current.length) as Buffer;
     const app = deepFreeze((this.apps as unknown as { decoder: { decode(bytes: Uint8Array): Application } }).decoder.decode(bytes));
     this.decoded.set(appId, { bytes, app });
     return app;

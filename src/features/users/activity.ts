@@ -35,7 +35,10 @@ export class ActivityStamps {
     if (known !== undefined && now - known < LAST_ACTIVE_EVERY_MS) return;
     const lastActive = Date.parse(this.users.get(caller.appId, caller.userId)?.context.meta.last_active ?? '');
     if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(key, lastActive);
-    return this.touch(caller.appId, caller.userId).then(() => this.remember(key, now));
+    return this.touch(caller.appId, caller.userId).then(() => {
+      caller.view = undefined;
+      this.remember(key, now);
+    });
   }
 
   private async touch(appId: string, userId: string): Promise<void> {

@@ -32,8 +32,8 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       path: '/me/applications/:app/data',
       before,
       handle(ctx) {
-        const { appId, userId } = callerUser(ctx);
-        return profile(appId, userId);
+        const { appId, userId, view } = callerUser(ctx);
+        return profileReply(profiles.meBytes(appId, userId, view), userId);
       },
     },
     { method: 'PUT', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, handle: write('replace') },

@@ -7,7 +7,7 @@ import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
-import { accessPart, encodeUserView, mePart, platformPart, type UserAccess } from './view-record.js';
+import { copyOf, encodeUserView, mePart, platformPart } from './view-record.js';
 
 /** A `{group, member}` pair as a profile lists it; the groups feature keeps these current. */
 export interface GroupMembershipEntry {
@@ -88,10 +88,10 @@ export class ProfileViews {
     return record && platformPart(record);
   }
 
-  /** The user's state and session marks, or undefined for an unknown user. */
-  accessOf(appId: string, userId: string): UserAccess | undefined {
+  /** A copy of the user's whole view record (view-record.ts), or undefined for an unknown user. */
+  viewRecord(appId: string, userId: string): Buffer | undefined {
     const record = this.records.getBinaryFast([appId, userId]);
-    return record && accessPart(record);
+    return record && copyOf(record);
   }
 
   /** Prepared platform bytes of one page of an app's profiles, in user ID order. */
@@ -99,9 +99,8 @@ export class ProfileViews {
     return readPage(this.records, { ...request, prefix: [appId] }).map(({ value }) => platformPart(value));
   }
 
-  /** Prepared bytes of the user's own view, re-rendered when the schema changed since. */
-  meBytes(appId: string, userId: string): Uint8Array | undefined {
-    const record = this.records.getBinaryFast([appId, userId]);
+  /** Prepared bytes of the user's own view, re-rendered when the schema changed since; from `record` when given. */
+  meBytes(appId: string, userId: string, record = this.viewRecord(appId, userId)): Buffer | undefined {
     if (!record) return undefined;
     const view = mePart(record);
     const app = this.apps.require(appId);

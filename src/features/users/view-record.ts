@@ -35,17 +35,30 @@ export function encodeUserView(parts: UserViewParts): Buffer {
 }
 
 /** Where part `index` lies in `record`. */
-function span(record: Uint8Array, index: number): [start: number, end: number] {
-  const view = new DataView(record.buffer, record.byteOffset, HEADER);
+function span(record: Buffer, index: number): [start: number, end: number] {
   let start = HEADER;
-  for (let i = 0; i < index; i++) start += view.getUint32(i * 4, true);
-  return [start, start + view.getUint32(index * 4, true)];
+  for (let i = 0; i < index; i++) start += lengthAt(record, i);
+  return [start, start + lengthAt(record, index)];
 }
 
-/** A copy of the part: `record` may be a buffer that LMDB reuses on the next read. */
-const copyOf = (record: Uint8Array, index: number) => Uint8Array.prototype.slice.call(record, ...span(record, index));
-const textOf = (record: Uint8Array, index: number) => Buffer.from(record.buffer, record.byteOffset).toString('utf8', ...span(record, index));
+const lengthAt = (record: Buffer, index: number) =>
+  (record[index * 4] | (record[index * 4 + 1] << 8) | (record[index * 4 + 2] << 16) | (record[index * 4 + 3] << 24)) >>> 0;
 
-export const platformPart = (record: Uint8Array): Uint8Array => copyOf(record, 0);
-export const mePart = (record: Uint8Array): { me: Uint8Array; schemaStamp: string } => ({ me: copyOf(record, 1), schemaStamp: textOf(record, 2) });
-export const accessPart = (record: Uint8Array): UserAccess => JSON.parse(textOf(record, 3)) as UserAccess;
+const textOf = (record: Buffer, index: number) => record.toString('utf8', ...span(record, index));
+
+/** A copy of `bytes[start, end)`, from Buffer's pool: cheaper than a new ArrayBuffer per read. */
+export function copyOf(bytes: Buffer, start = 0, end = bytes.length): Buffer {
+  const copy = Buffer.allocUnsafe(end - start);
+  // Not `bytes.copy`: LMDB's reused buffer reports the value's length but is larger, which `copy` trips on.
+  copy.set(bytes.subarray(start, end));
+  return copy;
+}
+
+/** A copy of the platform body: `record` may be the buffer LMDB reuses on its next read. */
+export const platformPart = (record: Buffer): Buffer => copyOf(record, ...span(record, 0));
+/** The `/me` body, not copied: `record` must be the caller's own copy. */
+export const mePart = (record: Buffer): { me: Buffer; schemaStamp: string } => ({
+  me: record.subarray(...span(record, 1)),
+  schemaStamp: textOf(record, 2),
+});
+export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, 3)) as UserAccess;
