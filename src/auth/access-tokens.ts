@@ -39,7 +39,11 @@ const MAX_CACHED = 100_000;
  * by the bearer step on every request.
  */
 export class AccessTokens {
-  private readonly verified = new Map<string, AccessClaims>();
+  /**
+   * Verified tokens by their signature segment (shorter to hash than the whole token); the whole
+   * token is compared on a hit.
+   */
+  private readonly verified = new Map<string, { token: string; claims: AccessClaims }>();
 
   constructor(
     private readonly config: Config,
@@ -74,8 +78,8 @@ export class AccessTokens {
 
   /** Claims of a token whose signature, issuer and audience shape are valid. Expiry is the caller's check. */
   verify(token: string): AccessClaims | Promise<AccessClaims> {
-    const cached = this.verified.get(token);
-    if (cached) return cached;
+    const cached = this.verified.get(signatureOf(token));
+    if (cached?.token === token) return cached.claims;
     return this.verifySignature(token);
   }
 
@@ -93,7 +97,7 @@ export class AccessTokens {
     }
     const claims = toClaims(payload);
     if (this.verified.size >= MAX_CACHED) this.verified.clear();
-    this.verified.set(token, claims);
+    this.verified.set(signatureOf(token), { token, claims });
     return claims;
   }
 
@@ -105,6 +109,8 @@ export class AccessTokens {
     return key.publicKey;
   }
 }
+
+const signatureOf = (token: string) => token.slice(token.lastIndexOf('.') + 1);
 
 function toClaims(payload: JWTPayload): AccessClaims {
   const aud = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];

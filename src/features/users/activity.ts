@@ -16,8 +16,9 @@ const REMEMBERED_LIMIT = 100_000;
  * `user.touch` (awaited, so the answer already shows it).
  */
 export class ActivityStamps {
-  /** `appId\0userId` → the last stamp known to be committed (ms). */
-  private readonly stamped = new Map<string, number>();
+  /** appId → userId → the last stamp known to be committed (ms); nested, so no key is built per call. */
+  private readonly stamped = new Map<string, Map<string, number>>();
+  private rememberedCount = 0;
 
   constructor(
     private readonly users: UserDirectory,
@@ -29,15 +30,15 @@ export class ActivityStamps {
   note(ctx: RequestContext): void | Promise<void> {
     const caller = ctx.caller;
     if (caller?.kind !== 'user') return;
-    const key = `${caller.appId}\u0000${caller.userId}`;
+    const { appId, userId } = caller;
     const now = this.clock.now();
-    const known = this.stamped.get(key);
+    const known = this.stamped.get(appId)?.get(userId);
     if (known !== undefined && now - known < LAST_ACTIVE_EVERY_MS) return;
-    const lastActive = Date.parse(this.users.get(caller.appId, caller.userId)?.context.meta.last_active ?? '');
-    if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(key, lastActive);
-    return this.touch(caller.appId, caller.userId).then(() => {
+    const lastActive = Date.parse(this.users.get(appId, userId)?.context.meta.last_active ?? '');
+    if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(appId, userId, lastActive);
+    return this.touch(appId, userId).then(() => {
       caller.view = undefined;
-      this.remember(key, now);
+      this.remember(appId, userId, now);
     });
   }
 
@@ -54,9 +55,15 @@ export class ActivityStamps {
     }
   }
 
-  private remember(key: string, at: number): void {
-    if (this.stamped.size >= REMEMBERED_LIMIT) this.stamped.clear();
-    this.stamped.set(key, at);
+  private remember(appId: string, userId: string, at: number): void {
+    if (this.rememberedCount >= REMEMBERED_LIMIT) {
+      this.stamped.clear();
+      this.rememberedCount = 0;
+    }
+    let users = this.stamped.get(appId);
+    if (!users) this.stamped.set(appId, (users = new Map()));
+    if (!users.has(userId)) this.rememberedCount++;
+    users.set(userId, at);
   }
 }
 

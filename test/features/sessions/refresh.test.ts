@@ -101,3 +101,15 @@ t.test('an expired access token answers E_TOKEN_EXPIRED; a token for another app
   t.equal(expired.body.code, 'E_TOKEN_EXPIRED');
   t.equal((await refresh(server, signedIn.refresh_token)).status, 200, 'the refresh token outlives it');
 });
+
+t.test('a token with the signature of a verified token but another payload is refused', async (t) => {
+  const server = await startServer(t);
+  const ada = await signInByLink(server, 'ada@example.com');
+  const bob = await signInByLink(server, 'bob@example.com');
+  t.equal((await probe(server, ada.access_token)).status, 200, 'the genuine token is verified and cached');
+  const [header, , signature] = ada.access_token.split('.');
+  const bobsPayload = bob.access_token.split('.')[1];
+  const spliced = await probe(server, `${header}.${bobsPayload}.${signature}`);
+  t.equal(spliced.status, 401);
+  t.equal(spliced.body.code, 'E_UNAUTHORIZED');
+});
