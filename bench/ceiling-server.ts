@@ -7,10 +7,25 @@ import { ceilingBody } from './profile-fixture.js';
 
 const body = ceilingBody();
 const app = uws.App();
-app.any('/*', (res) => {
-  res.cork(() => {
-    res.writeHeader('content-type', 'application/json');
-    res.end(body);
+app.any('/*', (res, req) => {
+  const answer = () => {
+    res.cork(() => {
+      res.writeHeader('content-type', 'application/json');
+      res.end(body);
+    });
+  };
+  // A request with a body (the routes' PUTs and POSTs) is read to its end first, as a server must.
+  const length = Number(req.getHeader('content-length') || '0');
+  if (length === 0) {
+    answer();
+    return;
+  }
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  res.onData((_chunk, last) => {
+    if (last && !aborted) answer();
   });
 });
 app.listen('127.0.0.1', 0, (socket) => {

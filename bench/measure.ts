@@ -1,6 +1,6 @@
 import { firstRequest, writeRawScript, writeRequestScript, type RequestShape } from './lua.js';
 import { runWrk, type WrkResult, type WrkRun } from './wrk.js';
-import { cpuSeconds, loopCpuSeconds } from './service-process.js';
+import { cpuSeconds, loopCpuSeconds, majorFaults } from './service-process.js';
 import type { ServiceClient } from './client.js';
 import type { ChainedLoad } from './scenarios.js';
 
@@ -26,6 +26,8 @@ export interface Measured extends WrkResult {
   cpuMicrosPerRequest: number;
   /** The event-loop thread's share of that CPU time. */
   loopCpuMicrosPerRequest: number;
+  /** Major page faults (reads from disk) per 1000 requests. */
+  majorFaultsPerThousand: number;
 }
 
 export interface PairedMeasurement {
@@ -37,28 +39,42 @@ export interface PairedMeasurement {
 async function runMeasured(target: Target, run: Omit<WrkRun, 'url'>): Promise<Measured> {
   const cpuBefore = await cpuSeconds(target.pid);
   const loopBefore = await loopCpuSeconds(target.pid);
+  const faultsBefore = await majorFaults(target.pid);
   const result = await runWrk({ ...run, url: target.url });
+  const faults = (await majorFaults(target.pid)) - faultsBefore;
   const cpu = (await cpuSeconds(target.pid)) - cpuBefore;
   const loop = (await loopCpuSeconds(target.pid)) - loopBefore;
   const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, result.requests);
-  return { ...result, cpuMicrosPerRequest: perRequest(cpu), loopCpuMicrosPerRequest: perRequest(loop) };
+  return {
+    ...result,
+    cpuMicrosPerRequest: perRequest(cpu),
+    loopCpuMicrosPerRequest: perRequest(loop),
+    majorFaultsPerThousand: (faults * 1000) / Math.max(1, result.requests),
+  };
+}
+
+/** The wrk scripts of a scenario: the route's, and the one that drives the ceiling (none: plain GETs). */
+export interface Scripts {
+  route: string;
+  ceiling?: string;
 }
 
 /**
  * Measures a route and the ceiling in alternating rounds, so the noise of a shared machine falls on
  * both alike. Each is warmed up first; the warm-up's figures are dropped.
  */
-export async function measurePaired(ceiling: Target, route: Target, script: string, settings: LoadSettings): Promise<PairedMeasurement> {
+export async function measurePaired(ceiling: Target, route: Target, scripts: Scripts, settings: LoadSettings): Promise<PairedMeasurement> {
   const common = { connections: settings.connections, threads: settings.threads };
+  const script = scripts.route;
   if (settings.warmupSeconds > 0) {
-    await runWrk({ ...common, url: ceiling.url, seconds: settings.warmupSeconds });
+    await runWrk({ ...common, url: ceiling.url, script: scripts.ceiling, seconds: settings.warmupSeconds });
     await runWrk({ ...common, url: route.url, script, seconds: settings.warmupSeconds });
   }
   const seconds = Math.max(1, Math.round(settings.seconds / settings.rounds));
   const rounds: PairedMeasurement['rounds'] = [];
   for (let r = 0; r < settings.rounds; r++) {
     rounds.push({
-      ceiling: await runMeasured(ceiling, { ...common, seconds }),
+      ceiling: await runMeasured(ceiling, { ...common, script: scripts.ceiling, seconds }),
       route: await runMeasured(route, { ...common, script, seconds }),
     });
   }
@@ -78,6 +94,7 @@ export function combine(results: readonly Measured[]): Measured {
     requestsPerSecond: requests / seconds,
     cpuMicrosPerRequest: sum((r) => r.cpuMicrosPerRequest * r.requests) / Math.max(1, requests),
     loopCpuMicrosPerRequest: sum((r) => r.loopCpuMicrosPerRequest * r.requests) / Math.max(1, requests),
+    majorFaultsPerThousand: sum((r) => r.majorFaultsPerThousand * r.requests) / Math.max(1, requests),
     p50Ms: median(results.map((r) => r.p50Ms)),
     p75Ms: worst((r) => r.p75Ms),
     p90Ms: worst((r) => r.p90Ms),
@@ -94,13 +111,19 @@ export function combine(results: readonly Measured[]): Measured {
 
 const isChained = (load: RequestShape | ChainedLoad): load is ChainedLoad => 'lua' in load;
 
-/** Writes the script of a scenario's load; a request shape is first sent once, so a missing route skips early. */
-export async function prepareScript(client: ServiceClient, name: string, load: RequestShape | ChainedLoad, dir: string): Promise<string> {
+/**
+ * Writes the scripts of a scenario's load; a request shape is first sent once, so a missing route
+ * skips early. The ceiling is driven by the same request-shape script: wrk's own cost per request
+ * (a pool of a million IDs in Lua is not free) then falls on both sides of the ratio. A chained
+ * load reacts to the route's answers, which the ceiling does not give, so its ceiling gets plain GETs.
+ */
+export async function prepareScripts(client: ServiceClient, name: string, load: RequestShape | ChainedLoad, dir: string): Promise<Scripts> {
   const file = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
-  if (isChained(load)) return writeRawScript(dir, file, load.lua);
+  if (isChained(load)) return { route: await writeRawScript(dir, file, load.lua) };
   const probe = firstRequest(load);
   await client.call(probe.method, probe.path, { headers: probe.headers, body: probe.body === undefined ? undefined : JSON.parse(probe.body) });
-  return writeRequestScript(dir, file, load);
+  const script = await writeRequestScript(dir, file, load);
+  return { route: script, ceiling: script };
 }
 
 /** Errors worth distrusting a figure for: more than 0.1% of requests failed. */

@@ -8,7 +8,7 @@ import { startService } from './service-process.js';
 import { RouteUnavailable, serviceClient } from './client.js';
 import { seedUsers, signIn, type Seeding } from './seed.js';
 import { scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
-import { errorShare, measurePaired, prepareScript, type LoadSettings, type Target } from './measure.js';
+import { errorShare, measurePaired, prepareScripts, type LoadSettings, type Target } from './measure.js';
 import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
 import { formatTable, judge, resultsPath, writeResults, type ScenarioOutcome } from './report.js';
 import { formatHotFunctions, hottestFunctions, type HotFunction } from './cpu-profile.js';
@@ -118,11 +118,11 @@ async function measureService(
       }
       try {
         const load = await scenario.setup(env, settings.dir);
-        const script = await prepareScript(client, scenario.name, load, settings.dir);
+        const scripts = await prepareScripts(client, scenario.name, load, settings.dir);
         const connections = scenario.connections ?? settings.connections;
         log(`${scenario.name}: ${options.rounds} rounds of ceiling then route, ${options.seconds}s measured each, ${connections} connections`);
         const route = { url: client.baseUrl, pid: service.pid };
-        const { route: result, ceiling, rounds } = await measurePaired(ceilingServer, route, script, { ...settings, connections });
+        const { route: result, ceiling, rounds } = await measurePaired(ceilingServer, route, scripts, { ...settings, connections });
         const ratio = result.requestsPerSecond / ceiling.requestsPerSecond;
         const measured = { ...base, result, ceiling, rounds, ratio, barMet: judge(result, ratio, scenario.bar) };
         const share = errorShare(result);

@@ -127,6 +127,13 @@ export const cpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
 /** CPU seconds of the process's main thread alone (the event loop): when it nears 1 s per second, the loop is the limit. */
 export const loopCpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
 
+/** Major page faults of the process so far (pages read from disk, such as parts of the LMDB map). */
+export async function majorFaults(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // majflt is field 12 of the line; the slice starts at field 3.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[9]);
+}
+
 async function statCpuSeconds(path: string): Promise<number> {
   const stat = await readFile(path, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
