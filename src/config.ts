@@ -27,6 +27,7 @@ const EnvSchema = v.object({
   SVC_LOG_LEVEL: v.optional(v.picklist(levels), 'info'),
   SVC_MAX_ACTORS: v.optional(intFromEnv(1, 10_000_000), '10000'),
   SVC_ACTOR_IDLE_MS: v.optional(intFromEnv(1000, 86_400_000), '60000'),
+  SVC_SHUTDOWN_GRACE_MS: v.optional(intFromEnv(0, 3_600_000), '10000'),
   SVC_JSON_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(1 << 20)),
   SVC_MULTIPART_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(10 << 20)),
   SVC_CORS_ORIGINS: v.optional(v.string(), ''),
@@ -48,6 +49,8 @@ export interface Config {
   logLevel: (typeof levels)[number];
   maxActors: number;
   actorIdleMs: number;
+  /** How long a shutdown waits for requests in flight before it closes their connections. */
+  shutdownGraceMs: number;
   jsonLimit: number;
   multipartLimit: number;
   corsOrigins: string[];
@@ -84,6 +87,7 @@ export function loadConfig(env: Env): Config {
     logLevel: e.SVC_LOG_LEVEL,
     maxActors: e.SVC_MAX_ACTORS,
     actorIdleMs: e.SVC_ACTOR_IDLE_MS,
+    shutdownGraceMs: e.SVC_SHUTDOWN_GRACE_MS,
     jsonLimit: e.SVC_JSON_LIMIT,
     multipartLimit: e.SVC_MULTIPART_LIMIT,
     corsOrigins: e.SVC_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),

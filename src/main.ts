@@ -28,7 +28,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     deps.logger.info({ signal }, 'shutting down');
-    await server.drain();
+    const unanswered = await server.drain(config.shutdownGraceMs);
+    if (unanswered > 0) deps.logger.warn({ unanswered }, 'shutdown grace period over: closing connections with requests in flight');
     server.close();
     await closeServices(deps);
     process.exit(0);

@@ -26,8 +26,12 @@ export interface HttpServerOptions {
 export interface HttpServer {
   readonly app: TemplatedApp;
   listen(host: string, port: number): Promise<number>;
-  /** Stops accepting connections and resolves once in-flight requests are answered. */
-  drain(): Promise<void>;
+  /**
+   * Stops accepting connections and resolves once in-flight requests are answered, or after
+   * `graceMs` with the number still unanswered (a client that never finishes its body must not hold
+   * the process up).
+   */
+  drain(graceMs?: number): Promise<number>;
   /** Closes every open connection (after `drain`). */
   close(): void;
 }
@@ -230,12 +234,16 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         });
       });
     },
-    drain() {
+    drain(graceMs = Infinity) {
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = undefined;
-      if (inFlight === 0) return Promise.resolve();
+      if (inFlight === 0) return Promise.resolve(0);
       return new Promise((resolve) => {
-        drained = resolve;
+        const timer = Number.isFinite(graceMs) ? setTimeout(() => resolve(inFlight), graceMs) : undefined;
+        drained = () => {
+          clearTimeout(timer);
+          resolve(0);
+        };
       });
     },
     close() {

@@ -78,3 +78,21 @@ t.test('SIGTERM mid-request: the request in flight is answered and stored, then 
   t.equal(stored.status, 200, 'the answered write was stored');
   t.same(await stored.json(), app);
 });
+
+t.test('SIGTERM with a body that never ends: exit 0 after the grace period, the stall logged', async (t) => {
+  const server = await startChildServer(t, {
+    dataDir: t.testdir(),
+    env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'debug', SVC_SHUTDOWN_GRACE_MS: '300' },
+  });
+  const req = httpRequest(`${server.url}/admin/applications`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': 100 },
+  });
+  req.on('error', () => {});
+  req.write('{"name":');
+  await server.waitForLog((entry) => entry.msg === 'request started' && entry.route === 'POST /admin/applications');
+  server.child.kill('SIGTERM');
+  const stall = await server.waitForLog((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('shutdown grace period over'));
+  t.equal(stall.unanswered, 1);
+  t.same(await server.exited, { code: 0, signal: null });
+});
