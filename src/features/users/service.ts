@@ -54,12 +54,16 @@ export class ProfileService {
     });
   }
 
-  /** Deletes the user and, in the same turn, its memberships (ADDENDUM §3 `groups` stays consistent). */
+  /**
+   * Deletes the user and, in the same turn, its memberships (ADDENDUM §3 `groups` stays consistent),
+   * files, sessions and refresh tokens.
+   */
   async remove(appId: string, userId: string): Promise<void> {
-    const { users, groups } = this.deps;
+    const { users, groups, sessions } = this.deps;
     await runRemovingUser(groups, appId, userId, [userLock(appId, userId)], (turn) => {
       users.remove(turn, appId, userId);
       this.files.dropAll(turn, appId, userId);
+      sessions.endAll(turn, appId, userId);
     });
   }
 

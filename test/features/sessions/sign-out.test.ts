@@ -120,6 +120,9 @@ t.test('a user ID reused after a deletion inherits no session, token or link', a
   clock.advance(1);
   const userPath = `/applications/${server.app.id}/users/ext-7/data`;
   t.equal((await server.request('DELETE', userPath, { app: server.app })).status, 204);
+  const range = { start: [server.app.id, 'ext-7', ''], end: [server.app.id, 'ext-7', '\uffff'] };
+  t.same([...server.deps.store.db('sessions').getKeys(range)], [], "the deleted user's sessions are gone");
+  t.same([...server.deps.store.db('session_tokens').getKeys(range)], [], 'and their refresh tokens');
   const again = await server.request('PUT', userPath, { app: server.app, body: { data: { email: 'other@example.com' } } });
   t.equal(again.status, 200);
 
