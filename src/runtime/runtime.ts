@@ -172,6 +172,7 @@ export class ActorRuntime {
         if (this.residents.has(id) || (!removed.has(id) && this.table(kind).doesExist(key))) {
           throw new TypeError(`Actor ${id} already exists`);
         }
+        removed.delete(id);
         touched.add(id);
         const actor = createActor(this.machineOf(kind), { input }).start();
         const resident: Resident = { kind, key, actor, lastUsed: now };

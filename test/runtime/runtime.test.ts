@@ -251,6 +251,20 @@ t.test('a removed actor is gone, from disk and from memory', async (t) => {
   t.equal(server.deps.runtime.counter(['doors']), 1);
 });
 
+t.test('an actor removed and created again in one turn is the new one for the rest of the turn', async (t) => {
+  const server = await openDoorServer(t);
+  const { runtime } = server.deps;
+  await server.request('POST', '/test/doors/again', { body: { name: 'old' } });
+  const seen = await runtime.run([doorKey('again')], (turn) => {
+    turn.remove('door', ['again']);
+    turn.create('door', ['again'], { name: 'new' });
+    turn.send('door', ['again'], { type: 'door.knock' });
+    return turn.get<DoorContext>('door', ['again'])?.context;
+  });
+  t.same(seen, { name: 'new', opens: 0, knocks: 1 });
+  t.same(runtime.read<DoorContext>('door', ['again'])?.context, { name: 'new', opens: 0, knocks: 1 }, 'and so it is committed');
+});
+
 t.test('snapshots, indexes and counters survive a restart on the same data dir', async (t) => {
   const dataDir = t.testdir();
   const first = await openDoorServer(t, dataDir);
