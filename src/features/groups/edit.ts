@@ -18,6 +18,7 @@ import {
   inviteLock,
   memberKey,
   memberLock,
+  withOwner,
 } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
 
@@ -123,7 +124,7 @@ export class GroupEdit {
   addMember(memberId: string, input: NewMember): MemberView {
     if (this.memberOfUser(input.userId)) throw conflict('E_MEMBER_EXISTS', `User ${input.userId} is already a member of this group`);
     this.hold([memberLock(this.appId, this.groupId, memberId)]);
-    const roles = this.isEmpty && !input.roles.includes(OWNER_ROLE) ? [...input.roles, OWNER_ROLE] : input.roles;
+    const roles = this.isEmpty ? withOwner(input.roles) : input.roles;
     const member = this.turn.create<MemberContext>(MEMBER_KIND, memberKey(this.appId, this.groupId, memberId), {
       ...input,
       roles,

@@ -5,7 +5,7 @@ import type { InviteEvent } from '../../../machines/invite.machine.js';
 import { authorOf, partyOf, type Acting } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
 import type { GroupEdit } from './edit.js';
-import { OWNER_ROLE, inviteLock, memberLock } from './keys.js';
+import { inviteLock, memberLock, withOwner } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
 import { userTarget } from './user-target.js';
 
@@ -16,7 +16,6 @@ export interface InviteRequest {
   app_variant_id?: string;
 }
 
-const withOwner = (roles: string[]) => (roles.includes(OWNER_ROLE) ? roles : [...roles, OWNER_ROLE]);
 
 /**
  * Moves an invite and its member together: `pending → accepted` with `invite_pending → active`, or

@@ -21,6 +21,9 @@ export const groupCountKey = (appId: string): Key => ['groups', appId];
 
 export const OWNER_ROLE = 'owner';
 
+/** `roles` with `owner` added (the first member of a group, and its invite, always hold it). */
+export const withOwner = (roles: string[]) => (roles.includes(OWNER_ROLE) ? roles : [...roles, OWNER_ROLE]);
+
 /** Committed IDs of a group's members or invites (`kind`), in creation order. */
 export function idsInGroup(runtime: ActorRuntime, kind: typeof MEMBER_KIND | typeof INVITE_KIND, appId: string, groupId: string): string[] {
   const keys = runtime.table(kind).getKeys({ start: [appId, groupId, ''], end: [appId, groupId, HIGH_KEY] });

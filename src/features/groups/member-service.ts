@@ -3,7 +3,7 @@ import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { partyOf, type Acting } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
-import { memberLock } from './keys.js';
+import { memberLock, withOwner } from './keys.js';
 import type { MemberView } from './render.js';
 import { userTarget } from './user-target.js';
 
@@ -43,11 +43,15 @@ export class MemberService {
     const { appId } = acting;
     return runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId)], (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
-      const member = edit.sendMember(memberId, { type: 'member.setRoles', roles, at: turn.now });
-      const invite = member.context.invite_id === undefined ? undefined : edit.invite(member.context.invite_id);
-      if (invite?.state === 'pending') {
-        const { redirect_url, app_variant_id } = invite.context;
-        edit.sendInvite(invite.context.id, { type: 'invite.update', roles, redirect_url, app_variant_id });
+      const inviteId = edit.requireMember(memberId).context.invite_id;
+      const invite = inviteId === undefined ? undefined : edit.invite(inviteId);
+      const pending = invite?.state === 'pending' ? invite : undefined;
+      // The first invite of a group keeps `owner`, whichever of its two records is changed.
+      const granted = pending?.context.first ? withOwner(roles) : roles;
+      const member = edit.sendMember(memberId, { type: 'member.setRoles', roles: granted, at: turn.now });
+      if (pending) {
+        const { redirect_url, app_variant_id } = pending.context;
+        edit.sendInvite(pending.context.id, { type: 'invite.update', roles: granted, redirect_url, app_variant_id });
       }
       edit.finish();
       return member;

@@ -121,6 +121,9 @@ t.test('invite rules: one pending invite per user, members are not invited, firs
   const carried = await api.get(`/groups/${group.id}/invites/${first.body.invitation.id}`);
   t.same(carried.body.roles, ['owner', 'chief'], "a pending member's new roles go to its invite");
   t.equal(carried.body.redirect_url, 'https://app.example/x', 'and leave the rest of the invite as it was');
+  const withoutOwner = await api.put(`/groups/${group.id}/members/${member.id}`, { roles: ['chief'] });
+  t.same(withoutOwner.body.roles, ['chief', 'owner'], 'the first invite keeps owner when its member is changed too');
+  t.same((await api.get(`/groups/${group.id}/invites/${first.body.invitation.id}`)).body.roles, ['chief', 'owner']);
 
   const other = await api.put(`/groups/${group.id}/invites/${first.body.invitation.id}`, { email: 'x@example.com', roles: [] });
   t.equal(other.status, 400, 'an invite keeps its user');
