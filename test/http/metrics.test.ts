@@ -17,3 +17,23 @@ t.test('/metrics exposes request counts, latency histograms, actor and LMDB gaug
   t.match(res.text, /^lmdb_map_size_bytes \d+$/m);
   t.match(res.text, /^process_resident_memory_bytes \d+$/m);
 });
+
+t.test('latency buckets are cumulative, the sum adds up, and route labels are escaped', async (t) => {
+  const { createMetrics } = await import('../../src/http/metrics.js');
+  const metrics = createMetrics();
+  metrics.observeRequest('GET /a', 'GET', 200, 0.0003);
+  metrics.observeRequest('GET /a', 'GET', 200, 0.02);
+  metrics.observeRequest('GET /a', 'GET', 404, 2);
+  metrics.observeRequest('GET /"q"', 'GET', 200, 0.0001);
+  const text = await metrics.text();
+  t.match(text, 'http_requests_total{route="GET /a",method="GET",status="200"} 2');
+  t.match(text, 'http_requests_total{route="GET /a",method="GET",status="404"} 1');
+  t.match(text, 'http_request_duration_seconds_bucket{le="0.00025",route="GET /a"} 0');
+  t.match(text, 'http_request_duration_seconds_bucket{le="0.0005",route="GET /a"} 1');
+  t.match(text, 'http_request_duration_seconds_bucket{le="0.01",route="GET /a"} 1');
+  t.match(text, 'http_request_duration_seconds_bucket{le="0.025",route="GET /a"} 2');
+  t.match(text, 'http_request_duration_seconds_bucket{le="1",route="GET /a"} 2');
+  t.match(text, 'http_request_duration_seconds_bucket{le="+Inf",route="GET /a"} 3');
+  t.match(text, /http_request_duration_seconds_sum\{route="GET \/a"\} 2\.0203\d*\n/);
+  t.match(text, 'http_request_duration_seconds_count{route="GET /\\"q\\""} 1');
+});

@@ -3,6 +3,7 @@ import { startServer } from '../helpers/server.js';
 import { verifyStore } from '../../src/verify/invariants.js';
 import { allInvariants } from '../../src/verify/all.js';
 import { userCountKey } from '../../src/features/users/directory.js';
+import { encodeUserView } from '../../src/features/users/view-record.js';
 
 t.test('a consistent store passes every invariant; a broken counter, index or view is reported', async (t) => {
   const server = await startServer(t);
@@ -28,6 +29,20 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
 
   await deps.store.commit(() => deps.profiles.records.remove([server.app.id, 'u3']));
   t.match(verifyStore(deps, allInvariants).problems, [/profile read model.*u3.*no prepared profile/]);
+
+  const appId = server.app.id;
+  const staleAccess = encodeUserView({
+    platform: deps.profiles.platformBytes(appId, 'u2')!,
+    me: Buffer.from('{}'),
+    schemaStamp: 'stale',
+    access: { state: 'disabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
+  });
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleAccess));
+  t.match(verifyStore(deps, allInvariants).problems, [/access marks of u2.*stale/, /u3.*no prepared profile/]);
+
+  const files = deps.store.db('user_files');
+  await deps.store.commit(() => files.put([appId, 'u1', 'avatar'], { content_type: 'image/png', sha256: 'f'.repeat(64), bytes: Buffer.from('x') }));
+  t.match(verifyStore(deps, allInvariants).problems, [/u2/, /u3/, /profile files.*stored file avatar of u1.*not what its profile describes/]);
 });
 
 t.test('`svc verify` answers 0 on a sound data dir and 1 with the problems on a broken one', async (t) => {
