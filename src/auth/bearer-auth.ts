@@ -1,11 +1,10 @@
 import { forbidden, unauthorized } from '../lib/errors.js';
 import type { Step } from '../http/route.js';
-import type { RequestContext } from '../http/context.js';
+import type { Caller, RequestContext } from '../http/context.js';
 import type { Clock } from '../lib/clock.js';
 import type { ProfileViews } from '../features/users/profile-views.js';
 import type { AccessClaims, AccessTokens } from './access-tokens.js';
 import { sessionRevoked } from './revocation.js';
-import { accessPart } from '../features/users/view-record.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
 
@@ -22,9 +21,9 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
       throw forbidden('The access token is not for this application');
     }
     // Read from LMDB on every request, never cached: a sign-out or a disable counts on the very next one.
-    const view = profiles.viewRecord(appId, claims.sub);
-    if (!view) throw unauthorized('The user of this token no longer exists');
-    const access = accessPart(view);
+    const signedIn = profiles.signedInView(appId, claims.sub);
+    if (!signedIn) throw unauthorized('The user of this token no longer exists');
+    const { access } = signedIn;
     if (access.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
     if (sessionRevoked(access, claims.sid, claims.sessionStart)) {
       throw unauthorized('The access token has been revoked', 'E_TOKEN_REVOKED');
@@ -36,7 +35,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
       sessionId: claims.sid,
       tokenId: claims.jti,
       expiresAt: claims.exp * 1000,
-      view,
+      view: signedIn.me,
     };
   };
   return (ctx) => {
@@ -49,7 +48,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
 }
 
 /** The signed-in user, for handlers behind `requireUser`. */
-export function callerUser(ctx: RequestContext): { appId: string; userId: string; sessionId: string; view?: Buffer } {
+export function callerUser(ctx: RequestContext): Extract<Caller, { kind: 'user' }> {
   const caller = ctx.caller;
   if (!caller || caller.kind !== 'user') throw unauthorized();
   return caller;

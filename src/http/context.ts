@@ -22,10 +22,10 @@ export type Caller =
       tokenId: string;
       expiresAt: number;
       /**
-       * The user's view record as the bearer step read it, for a read-only handler to answer from;
-       * dropped when a step before the handler changes the user.
+       * The user's `/me` body as the bearer step read it (with the schema stamp it was rendered
+       * under), for the read handler to answer from; dropped when a step before it changes the user.
        */
-      view?: Buffer;
+      view?: { me: Buffer; schemaStamp: string };
     }
   | { kind: 'admin' };
 

@@ -76,7 +76,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       payload = JSON.stringify(reply.body);
       contentType ??= 'application/json';
     }
-    const origin = ctx.headers.origin === undefined ? undefined : corsOrigin(ctx);
+    const origin = corsOrigin(ctx);
     const close = reply.status === 413;
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));

@@ -5,7 +5,6 @@ import type { UserContext } from '../../../machines/user.machine.js';
 import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
 import { addressesOf } from './addresses.js';
 import { isFileDescriptor } from './profile-files.js';
-import { accessPart } from './view-record.js';
 import { USER_KIND, userCountKey } from './directory.js';
 
 interface StoredUser {
@@ -48,8 +47,7 @@ export const userInvariants: Invariant[] = [
         const prepared = deps.profiles.platformBytes(appId, userId);
         const user = deps.users.get(appId, userId)!;
         const fresh = JSON.stringify(deps.profiles.render(user, deps.profiles.groupsOf(appId, userId)));
-        const record = deps.profiles.viewRecord(appId, userId);
-        const access = record && accessPart(record);
+        const access = deps.profiles.signedInView(appId, userId)?.access;
         if (!prepared) problems.push(`user ${userId} of ${appId} has no prepared profile`);
         else if (Buffer.from(prepared).toString('utf8') !== fresh) problems.push(`prepared profile of ${userId} is stale`);
         else if (!isDeepStrictEqual(access, { state: user.state, ...sessionMarksOf(user.context) })) {

@@ -7,7 +7,7 @@ import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
-import { copyOf, encodeUserView, mePart, platformPart } from './view-record.js';
+import { accessPart, encodeUserView, mePart, platformPart, type MeView, type UserAccess } from './view-record.js';
 
 /** A `{group, member}` pair as a profile lists it; the groups feature keeps these current. */
 export interface GroupMembershipEntry {
@@ -16,7 +16,7 @@ export interface GroupMembershipEntry {
 }
 
 /** The database of user view records. */
-export const USER_VIEWS_DB = 'user_views';
+const USER_VIEWS_DB = 'user_views';
 
 /**
  * The read model of profiles: each user's response bodies, serialized once per change and served
@@ -88,10 +88,15 @@ export class ProfileViews {
     return record && platformPart(record);
   }
 
-  /** A copy of the user's whole view record (view-record.ts), or undefined for an unknown user. */
-  viewRecord(appId: string, userId: string): Buffer | undefined {
+  /** What a signed-in user's request needs, from one read: its access marks and its `/me` body. */
+  signedInView(appId: string, userId: string): { access: UserAccess; me: MeView } | undefined {
     const record = this.records.getBinaryFast([appId, userId]);
-    return record && copyOf(record);
+    return record && { access: accessPart(record), me: mePart(record) };
+  }
+
+  private meView(appId: string, userId: string): MeView | undefined {
+    const record = this.records.getBinaryFast([appId, userId]);
+    return record && mePart(record);
   }
 
   /** Prepared platform bytes of one page of an app's profiles, in user ID order. */
@@ -99,10 +104,9 @@ export class ProfileViews {
     return readPage(this.records, { ...request, prefix: [appId] }).map(({ value }) => platformPart(value));
   }
 
-  /** Prepared bytes of the user's own view, re-rendered when the schema changed since; from `record` when given. */
-  meBytes(appId: string, userId: string, record = this.viewRecord(appId, userId)): Buffer | undefined {
-    if (!record) return undefined;
-    const view = mePart(record);
+  /** Prepared bytes of the user's own view, re-rendered when the schema changed since; from `view` when given. */
+  meBytes(appId: string, userId: string, view = this.meView(appId, userId)): Buffer | undefined {
+    if (!view) return undefined;
     const app = this.apps.require(appId);
     if (view.schemaStamp === app.updated_at) return view.me;
     const user = this.runtime.read<UserContext>('user', [appId, userId]);

@@ -6,7 +6,7 @@ export interface UserAccess extends SessionMarks {
 }
 
 /** One user's read model: both prepared bodies and what the bearer step checks. */
-export interface UserViewParts {
+interface UserViewParts {
   platform: Uint8Array;
   me: Uint8Array;
   /** The app's `updated_at` when `me` was rendered: a schema change makes it stale. */
@@ -41,8 +41,7 @@ function span(record: Buffer, index: number): [start: number, end: number] {
   return [start, start + lengthAt(record, index)];
 }
 
-const lengthAt = (record: Buffer, index: number) =>
-  (record[index * 4] | (record[index * 4 + 1] << 8) | (record[index * 4 + 2] << 16) | (record[index * 4 + 3] << 24)) >>> 0;
+const lengthAt = (record: Buffer, index: number) => record.readUInt32LE(index * 4);
 
 const textOf = (record: Buffer, index: number) => record.toString('utf8', ...span(record, index));
 
@@ -56,9 +55,12 @@ export function copyOf(bytes: Buffer, start = 0, end = bytes.length): Buffer {
 
 /** A copy of the platform body: `record` may be the buffer LMDB reuses on its next read. */
 export const platformPart = (record: Buffer): Buffer => copyOf(record, ...span(record, 0));
-/** The `/me` body, not copied: `record` must be the caller's own copy. */
-export const mePart = (record: Buffer): { me: Buffer; schemaStamp: string } => ({
-  me: record.subarray(...span(record, 1)),
-  schemaStamp: textOf(record, 2),
-});
+/** The `/me` body as rendered, and the schema stamp it was rendered under. */
+export interface MeView {
+  me: Buffer;
+  schemaStamp: string;
+}
+
+/** A copy of the `/me` body with its stamp: `record` may be the buffer LMDB reuses on its next read. */
+export const mePart = (record: Buffer): MeView => ({ me: copyOf(record, ...span(record, 1)), schemaStamp: textOf(record, 2) });
 export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, 3)) as UserAccess;
