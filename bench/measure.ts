@@ -82,7 +82,7 @@ export async function measurePaired(ceiling: Target, route: Target, scripts: Scr
 }
 
 /** Totals over rounds: the overall rate, the median p50 and the worst p99 (percentiles do not add up). */
-export function combine(results: readonly Measured[]): Measured {
+function combine(results: readonly Measured[]): Measured {
   const sum = (pick: (r: Measured) => number) => results.reduce((total, r) => total + pick(r), 0);
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
   const worst = (pick: (r: Measured) => number) => Math.max(...results.map(pick));

@@ -32,7 +32,7 @@ export interface ServiceStart {
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -122,21 +122,19 @@ export async function rssAnonBytes(pid: number): Promise<number> {
 }
 
 /** CPU seconds (user + system, every thread) a process has used so far, from /proc/<pid>/stat. */
-export const cpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
+export const cpuSeconds = async (pid: number) => cpuOf(await statFields(`/proc/${pid}/stat`));
 
 /** CPU seconds of the process's main thread alone (the event loop): when it nears 1 s per second, the loop is the limit. */
-export const loopCpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+export const loopCpuSeconds = async (pid: number) => cpuOf(await statFields(`/proc/${pid}/task/${pid}/stat`));
 
 /** Major page faults of the process so far (pages read from disk, such as parts of the LMDB map). */
-export async function majorFaults(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // majflt is field 12 of the line; the slice starts at field 3.
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[9]);
+export const majorFaults = async (pid: number) => Number((await statFields(`/proc/${pid}/stat`))[9]);
+
+/** The fields of a /proc stat line from field 3 on (after the command name, which may hold spaces). */
+async function statFields(path: string): Promise<string[]> {
+  const stat = await readFile(path, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
-async function statCpuSeconds(path: string): Promise<number> {
-  const stat = await readFile(path, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of the line; the slice starts at field 3. Linux counts in 1/100 s.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+// utime and stime are fields 14 and 15 of the line (12 and 13 from field 3). Linux counts in 1/100 s.
+const cpuOf = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) / 100;

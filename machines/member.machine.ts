@@ -1,4 +1,4 @@
-import { assign, setup } from 'xstate';
+import { assertEvent, assign, setup } from 'xstate';
 
 export type MemberState = 'active' | 'invite_pending' | 'invite_rejected';
 
@@ -50,7 +50,12 @@ export const memberMachine = setup({
   },
   actions: {
     stampUpdated: assign({ updated_at: ({ event }) => iso(event.at) }),
-    setRoles: assign({ roles: ({ context, event }) => (event.type === 'member.setRoles' ? event.roles : context.roles) }),
+    setRoles: assign({
+      roles: ({ event }) => {
+        assertEvent(event, 'member.setRoles');
+        return event.roles;
+      },
+    }),
   },
 }).createMachine({
   id: 'member',

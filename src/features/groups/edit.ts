@@ -31,7 +31,7 @@ function tallyOf(member: MemberView | undefined): GroupTally {
   return { active, owners: active && member.context.roles.includes(OWNER_ROLE) ? 1 : 0, members: 1, invites: 0 };
 }
 
-export interface GroupEditDeps {
+interface GroupEditDeps {
   memberships: GroupMemberships;
   invites: InviteIndex;
   links: InviteLinks;
@@ -199,12 +199,7 @@ export class GroupEdit {
       ...memberIds.map((id) => memberLock(this.appId, this.groupId, id)),
       ...inviteIds.map((id) => inviteLock(this.appId, this.groupId, id)),
     ]);
-    for (const inviteId of inviteIds) {
-      const invite = this.requireInvite(inviteId);
-      this.deps.invites.remove(this.turn, invite);
-      this.deps.links.kill(this.turn, invite);
-      this.turn.remove(INVITE_KIND, inviteKey(this.appId, this.groupId, inviteId));
-    }
+    for (const inviteId of inviteIds) this.removeInvite(inviteId, false);
     const users = memberIds.map((memberId) => {
       const member = this.requireMember(memberId);
       this.turn.remove(MEMBER_KIND, memberKey(this.appId, this.groupId, memberId));

@@ -1,7 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { Route, Step } from '../../http/route.js';
 import { notFound } from '../../lib/errors.js';
-import type { GroupsCore } from './core.js';
 import { GroupService } from './group-service.js';
 import { InviteService } from './invite-service.js';
 import { MemberService } from './member-service.js';
@@ -11,7 +10,6 @@ import { renderGroup, renderMember, type GroupView, type MemberView } from './re
 /** The groups feature's services, built once and shared by its routes. */
 export interface GroupsFeature {
   deps: Deps;
-  core: GroupsCore;
   reads: GroupReads;
   groups: GroupService;
   members: MemberService;
@@ -27,7 +25,6 @@ export function createGroupsFeature(deps: Deps): GroupsFeature {
   const showMember = (member: MemberView) => renderMember(member, deps.users.get(member.context.appId, member.context.user_id));
   return {
     deps,
-    core,
     reads: new GroupReads(core),
     groups: new GroupService(core),
     members: new MemberService(core),

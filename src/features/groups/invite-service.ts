@@ -1,11 +1,11 @@
 import { conflict, forbidden, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { UserRef } from '../users/directory.js';
-import type { InviteEvent } from '../../../machines/invite.machine.js';
+import type { InviteContext, InviteEvent } from '../../../machines/invite.machine.js';
 import { authorOf, partyOf, type Acting } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
 import type { GroupEdit } from './edit.js';
-import { inviteLock, memberLock, withOwner } from './keys.js';
+import { INVITE_KIND, inviteKey, inviteLock, memberLock, withOwner } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
 import { userTarget } from './user-target.js';
 
@@ -35,7 +35,7 @@ export function answerInvite(edit: GroupEdit, inviteId: string, userId: string, 
 
 /** The locks a turn answering an invite holds besides the group's: the invite's and its member's. */
 export function answerLocks(core: GroupsCore, appId: string, groupId: string, inviteId: string): string[] {
-  const invite = core.runtime.read<{ member_id: string }>('invite', [appId, groupId, inviteId]);
+  const invite = core.runtime.read<InviteContext>(INVITE_KIND, inviteKey(appId, groupId, inviteId));
   const locks = [inviteLock(appId, groupId, inviteId)];
   return invite ? [...locks, memberLock(appId, groupId, invite.context.member_id)] : locks;
 }

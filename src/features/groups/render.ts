@@ -25,7 +25,7 @@ export function renderGroup({ context: c }: GroupView) {
 }
 
 /** The member's user as SPEC.md's `profile` shows it. */
-export function memberProfile(user: UserView | undefined) {
+function memberProfile(user: UserView | undefined) {
   const data = user?.context.data ?? {};
   return { user_id: user?.context.id, email: data.email, first_name: data.first_name, last_name: data.last_name };
 }
