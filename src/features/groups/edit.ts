@@ -11,7 +11,6 @@ import {
   GROUP_KIND,
   INVITE_KIND,
   MEMBER_KIND,
-  OWNER_ROLE,
   groupKey,
   groupLock,
   inviteKey,
@@ -19,6 +18,7 @@ import {
   memberKey,
   memberLock,
   withOwner,
+  isActiveOwner,
 } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
 
@@ -28,7 +28,7 @@ const NO_CHANGE: GroupTally = { active: 0, owners: 0, members: 0, invites: 0 };
 function tallyOf(member: MemberView | undefined): GroupTally {
   if (!member) return NO_CHANGE;
   const active = member.state === 'active' ? 1 : 0;
-  return { active, owners: active && member.context.roles.includes(OWNER_ROLE) ? 1 : 0, members: 1, invites: 0 };
+  return { active, owners: isActiveOwner(member) ? 1 : 0, members: 1, invites: 0 };
 }
 
 interface GroupEditDeps {
@@ -114,7 +114,7 @@ export class GroupEdit {
   /** 403 unless `userId` is an active member holding `owner`. */
   requireOwner(userId: string): MemberView {
     const member = this.requireVisibleTo(userId);
-    if (member.state !== 'active' || !member.context.roles.includes(OWNER_ROLE)) {
+    if (!isActiveOwner(member)) {
       throw forbidden('Only an owner of the group may do this');
     }
     return member;

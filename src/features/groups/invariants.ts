@@ -4,7 +4,7 @@ import type { MemberContext } from '../../../machines/member.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
 import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
 import type { Deps } from '../../deps.js';
-import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, OWNER_ROLE, groupCountKey } from './keys.js';
+import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, groupCountKey, isActiveOwner } from './keys.js';
 import { renderGroup, renderMember } from './render.js';
 import { InviteIndex } from './invite-index.js';
 
@@ -36,7 +36,7 @@ export const groupInvariants: Invariant[] = [
         const tally = tallyOf(member.key);
         tally.members++;
         if (member.state === 'active') tally.active++;
-        if (member.state === 'active' && member.context.roles.includes(OWNER_ROLE)) tally.owners++;
+        if (isActiveOwner(member)) tally.owners++;
       }
       for (const invite of all<InviteContext>(deps, INVITE_KIND)) tallyOf(invite.key).invites++;
       const groups = all<GroupContext>(deps, GROUP_KIND);

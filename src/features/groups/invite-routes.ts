@@ -8,6 +8,7 @@ import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
 import { renderInvite } from './render.js';
+import { isActiveOwner } from './keys.js';
 import { InviteBody, parseListQuery, userRefOf } from './schemas.js';
 
 /** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
@@ -43,7 +44,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
           const { member } = reads.visibleGroup(appId, ctx.params.group, userId);
           const query = parseListQuery(ctx.query(), ['ensured_user_id']);
           // Owners see every invite; anyone else only the invites made for them.
-          const scoped = reads.isOwner(member) ? query : { ...query, ensured_user_id: userId };
+          const scoped = isActiveOwner(member) ? query : { ...query, ensured_user_id: userId };
           return ok(listOf(reads.invites(appId, ctx.params.group, scoped), renderInvite));
         },
       },
@@ -54,7 +55,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
           const { appId, userId } = callerUser(ctx);
           const { member } = reads.visibleGroup(appId, ctx.params.group, userId);
           const invite = reads.invite(appId, ctx.params.group, ctx.params.invite);
-          if (!reads.isOwner(member) && invite.context.ensured_user_id !== userId) {
+          if (!isActiveOwner(member) && invite.context.ensured_user_id !== userId) {
             throw forbidden('Only owners and the invited user may see an invite');
           }
           return ok(renderInvite(invite));

@@ -21,6 +21,10 @@ export const groupCountKey = (appId: string): Key => ['groups', appId];
 
 export const OWNER_ROLE = 'owner';
 
+/** Whether a member counts as an owner: active and holding `owner`. */
+export const isActiveOwner = (member: { state: string; context: { roles: string[] } }) =>
+  member.state === 'active' && member.context.roles.includes(OWNER_ROLE);
+
 /** `roles` with `owner` added (the first member of a group, and its invite, always hold it). */
 export const withOwner = (roles: string[]) => (roles.includes(OWNER_ROLE) ? roles : [...roles, OWNER_ROLE]);
 

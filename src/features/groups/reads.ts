@@ -5,7 +5,7 @@ import type { GroupContext } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
 import type { GroupsCore } from './core.js';
-import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, OWNER_ROLE, groupCountKey, groupKey, inviteKey, memberKey } from './keys.js';
+import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, groupCountKey, groupKey, inviteKey, memberKey } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
 import type { ListQuery } from './schemas.js';
 import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
@@ -66,10 +66,6 @@ export class GroupReads {
     const seen = this.visibleGroup(appId, groupId, userId);
     if (seen.member.state !== 'active') throw forbidden('Only active members may see the members of a group');
     return seen;
-  }
-
-  isOwner(member: MemberView): boolean {
-    return member.state === 'active' && member.context.roles.includes(OWNER_ROLE);
   }
 
   /** An app's groups; `lookup_filter` values match a group ID or, case-insensitively, a name. */
