@@ -37,13 +37,22 @@ export class GroupReads {
 
   member(appId: string, groupId: string, memberId: string): MemberView {
     this.group(appId, groupId);
+    return this.memberOfGroup(appId, groupId, memberId);
+  }
+
+  invite(appId: string, groupId: string, inviteId: string): InviteView {
+    this.group(appId, groupId);
+    return this.inviteOfGroup(appId, groupId, inviteId);
+  }
+
+  /** A member of a group already known to exist (a list reads the group once, not per row). */
+  private memberOfGroup(appId: string, groupId: string, memberId: string): MemberView {
     const member = this.core.runtime.read<MemberContext>(MEMBER_KIND, memberKey(appId, groupId, memberId));
     if (!member) throw notFound('member', memberId);
     return member;
   }
 
-  invite(appId: string, groupId: string, inviteId: string): InviteView {
-    this.group(appId, groupId);
+  private inviteOfGroup(appId: string, groupId: string, inviteId: string): InviteView {
     const invite = this.core.runtime.read<InviteContext>(INVITE_KIND, inviteKey(appId, groupId, inviteId));
     if (!invite) throw notFound('invite', inviteId);
     return invite;
@@ -103,7 +112,7 @@ export class GroupReads {
           query,
         )
       : { total: group.context.tally.members, items: idsOfPage(runtime.table(MEMBER_KIND), [appId, groupId], query) };
-    return { total: page.total, items: page.items.map((id) => this.member(appId, groupId, id)) };
+    return { total: page.total, items: page.items.map((id) => this.memberOfGroup(appId, groupId, id)) };
   }
 
   /** A group's invites; `ensured_user_id` keeps those of one user. */
@@ -113,6 +122,6 @@ export class GroupReads {
     const page = query.ensured_user_id
       ? pageOfIds(invites.idsOf(appId, groupId, query.ensured_user_id), query)
       : { total: group.context.tally.invites, items: idsOfPage(runtime.table(INVITE_KIND), [appId, groupId], query) };
-    return { total: page.total, items: page.items.map((id) => this.invite(appId, groupId, id)) };
+    return { total: page.total, items: page.items.map((id) => this.inviteOfGroup(appId, groupId, id)) };
   }
 }
