@@ -12,10 +12,16 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Reco
     // 1 → 2: a user's read model became one record (view-record.ts): render every user's anew.
     1(store) {
       for (const name of FORMAT_1_VIEWS) if (store.root.doesExist(name)) store.db(name).dropSync();
-      for (const key of runtime.table(USER_KIND).getKeys({})) {
-        const [appId, userId] = key as [string, string];
-        profiles.rewrite(appId, userId);
-      }
+      renderEveryUser();
     },
+    // 2 → 3: view records gained the user's groups as their own part.
+    2: renderEveryUser,
   };
+
+  function renderEveryUser() {
+    for (const key of runtime.table(USER_KIND).getKeys({})) {
+      const [appId, userId] = key as [string, string];
+      profiles.rewrite(appId, userId);
+    }
+  }
 }

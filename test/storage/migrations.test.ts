@@ -90,3 +90,40 @@ t.test('format 1 → 2: the read model is rendered anew into one record per user
   const { allInvariants } = await import('../../src/verify/all.js');
   t.same(verifyStore(server.deps, allInvariants).problems, []);
 });
+
+t.test('format 2 → 3: view records are rendered anew with the groups part, so later profile changes keep the groups', async (t) => {
+  const { startServer } = await import('../helpers/server.js');
+  const { signInByLink } = await import('../helpers/sign-in.js');
+  const dataDir = t.testdir();
+  let server = await startServer(t, { dataDir });
+  const { app } = server;
+  const owner = await signInByLink(server, 'owner@example.com');
+  const group = await server.request('POST', '/me/groups', { token: owner.access_token, body: { name: 'kept' } });
+  t.equal(group.status, 200);
+  const userId = owner.app_user_id;
+  const expected = (await server.request('GET', `/applications/${app.id}/users/${userId}/data`, { app })).body;
+  t.equal(expected.groups.length, 1);
+  // The record as format 2 wrote it: four parts (platform, me, schema stamp, access), no groups part.
+  const { deps } = server;
+  const current = Buffer.from(deps.profiles.records.getBinary([app.id, userId])!);
+  const header = 16 + 4;
+  const parts = [0, 1, 2, 3].map((index) => current.readUInt32LE(index * 4));
+  const format2 = Buffer.alloc(16 + parts.reduce((a, b) => a + b, 0));
+  parts.forEach((length, index) => format2.writeUInt32LE(length, index * 4));
+  current.copy(format2, 16, header, header + format2.length - 16);
+  await deps.store.commit(() => {
+    deps.profiles.records.put([app.id, userId], format2);
+    deps.store.db('meta').put('format_version', 2);
+  });
+  await server.close();
+
+  server = await startServer(t, { dataDir });
+  t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
+  t.same((await server.request('GET', `/applications/${app.id}/users/${userId}/data`, { app })).body, expected);
+  const write = await server.request('PATCH', `/applications/${app.id}/users/${userId}/data`, { app, body: { data: { n: 1 } } });
+  t.equal(write.status, 200);
+  t.same(write.body.groups, expected.groups, 'a profile change after the migration still lists the group');
+  const { verifyStore } = await import('../../src/verify/invariants.js');
+  const { allInvariants } = await import('../../src/verify/all.js');
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});

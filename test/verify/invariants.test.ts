@@ -31,11 +31,22 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
   t.match(verifyStore(deps, allInvariants).problems, [/profile read model.*u3.*no prepared profile/]);
 
   const appId = server.app.id;
+  const staleGroups = encodeUserView({
+    platform: Buffer.from(deps.profiles.platformBytes(appId, 'u2')!).toString('utf8'),
+    me: '{}',
+    schemaStamp: 'stale',
+    access: deps.profiles.signedInView(appId, 'u2')!.access,
+    groups: '[{"stale":true}]',
+  });
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleGroups));
+  t.match(verifyStore(deps, allInvariants).problems, [/stored groups of u2.*stale/, /u3.*no prepared profile/]);
+
   const staleAccess = encodeUserView({
-    platform: deps.profiles.platformBytes(appId, 'u2')!,
-    me: Buffer.from('{}'),
+    platform: Buffer.from(deps.profiles.platformBytes(appId, 'u2')!).toString('utf8'),
+    me: '{}',
     schemaStamp: 'stale',
     access: { state: 'disabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
+    groups: '[]',
   });
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleAccess));
   t.match(verifyStore(deps, allInvariants).problems, [/access marks of u2.*stale/, /u3.*no prepared profile/]);

@@ -4,7 +4,7 @@ import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../.
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { Attributes, ProfileData, UserContext, UserEvent } from '../../../machines/user.machine.js';
 import { addressesOf, normalizeAddress, type AddressKind } from './addresses.js';
-import type { ProfileViews } from './profile-views.js';
+import type { GroupsSource, ProfileViews } from './profile-views.js';
 
 export const USER_KIND = 'user';
 export const userKey = (appId: string, userId: string): Key[] => [appId, userId];
@@ -74,7 +74,7 @@ export class UserDirectory {
     const user = turn.create<UserContext>(USER_KIND, userKey(input.appId, input.id), { ...input, data, at: turn.now });
     this.reindex(turn, undefined, user);
     turn.count(userCountKey(input.appId), 1);
-    this.refreshView(turn, input.appId, input.id, user);
+    this.refreshView(turn, input.appId, input.id, user, 'record');
     return user;
   }
 
@@ -85,7 +85,7 @@ export class UserDirectory {
     // Snapshots are immutable: `before` still describes the user as it was after the send.
     const after = turn.send<UserContext>(USER_KIND, userKey(appId, userId), event);
     this.reindex(turn, before, after);
-    this.refreshView(turn, appId, userId, after);
+    this.refreshView(turn, appId, userId, after, 'record');
     return after;
   }
 
@@ -98,9 +98,12 @@ export class UserDirectory {
     this.refreshView(turn, appId, userId);
   }
 
-  /** The profile read model of this user is rewritten in the turn's transaction, from `user` when given. */
-  refreshView(turn: Turn, appId: string, userId: string, user?: UserView): void {
-    turn.derive(() => this.views.rewrite(appId, userId, user));
+  /**
+   * The profile read model of this user is rewritten in the turn's transaction, from `user` when
+   * given; `groups` as `ProfileViews.rewrite` takes it.
+   */
+  refreshView(turn: Turn, appId: string, userId: string, user?: UserView, groups?: GroupsSource): void {
+    turn.derive(() => this.views.rewrite(appId, userId, user, groups));
   }
 
   /**

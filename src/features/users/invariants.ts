@@ -46,10 +46,12 @@ export const userInvariants: Invariant[] = [
         const [appId, userId] = key as [string, string];
         const prepared = deps.profiles.platformBytes(appId, userId);
         const user = deps.users.get(appId, userId)!;
-        const fresh = JSON.stringify(deps.profiles.render(user, deps.profiles.groupsOf(appId, userId)));
+        const groups = deps.profiles.groupsJson(appId, userId);
+        const fresh = deps.profiles.renderBodies(user, groups, deps.apps.require(appId).schema).platform;
         const access = deps.profiles.signedInView(appId, userId)?.access;
         if (!prepared) problems.push(`user ${userId} of ${appId} has no prepared profile`);
         else if (Buffer.from(prepared).toString('utf8') !== fresh) problems.push(`prepared profile of ${userId} is stale`);
+        else if (deps.profiles.storedGroupsJson(appId, userId) !== groups) problems.push(`stored groups of ${userId} of ${appId} are stale`);
         else if (!isDeepStrictEqual(access, { state: user.state, ...sessionMarksOf(user.context) })) {
           problems.push(`access marks of ${userId} of ${appId} are stale`);
         }

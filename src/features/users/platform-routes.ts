@@ -62,7 +62,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       method: 'GET',
       path: `/applications/:app/users/${SAMPLE_ID}/data`,
       before,
-      handle: (ctx) => ok(sampleProfile(profiles, apps.require(ctx.params.app), deps.clock.now())),
+      handle: (ctx) => jsonBytes(sampleProfile(profiles, apps.require(ctx.params.app), deps.clock.now())),
     },
     {
       method: 'GET',

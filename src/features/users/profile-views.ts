@@ -7,13 +7,19 @@ import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
-import { accessPart, encodeUserView, mePart, platformPart, type MeView, type UserAccess } from './view-record.js';
+import { accessPart, encodeUserView, groupsPart, mePart, platformPart, type MeView, type UserAccess } from './view-record.js';
 
 /** A `{group, member}` pair as a profile lists it; the groups feature keeps these current. */
 export interface GroupMembershipEntry {
   group: Record<string, unknown>;
   member: Record<string, unknown>;
 }
+
+/** Where a view rewrite takes the user's `{group, member}` pairs from (see `ProfileViews.rewrite`). */
+export type GroupsSource = 'record' | 'memberships';
+
+/** JSON text of a value; `null` for what JSON has no text for, so a body is always valid JSON. */
+const json = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
 /** The database of user view records. */
 const USER_VIEWS_DB = 'user_views';
@@ -45,39 +51,49 @@ export class ProfileViews {
     ];
   }
 
-  /** The full profile object as platform endpoints answer it. */
-  render(user: ActorView<UserContext>, groups: GroupMembershipEntry[], schema?: AppSchema): Record<string, unknown> {
+  /**
+   * The platform and `/me` bodies of a profile as JSON text; they differ only in `data`, so the
+   * other members are serialized once. `groups` is the JSON text of the user's pairs.
+   */
+  renderBodies(user: ActorView<UserContext>, groups: string, schema: AppSchema): { platform: string; me: string } {
     const c = user.context;
-    return {
-      [this.config.names.userField]: c.id,
-      state: user.state,
-      auth_level: c.auth_level,
-      attributes: c.attributes,
-      data: schema ? userReadableData(c.data, schema) : c.data,
-      verified_data: c.verified_data,
-      groups,
-      meta: c.meta,
-      connection_map: {},
-    };
+    const head = `{${json(this.config.names.userField)}:${json(c.id)},"state":${json(user.state)},"auth_level":${json(c.auth_level)},"attributes":${json(c.attributes)},"data":`;
+    const tail = `,"verified_data":${json(c.verified_data)},"groups":${groups},"meta":${json(c.meta)},"connection_map":{}}`;
+    return { platform: head + json(c.data) + tail, me: head + json(userReadableData(c.data, schema)) + tail };
+  }
+
+  /** JSON text of the user's `{group, member}` pairs as the memberships table holds them. */
+  groupsJson(appId: string, userId: string): string {
+    return JSON.stringify(this.groupsOf(appId, userId));
   }
 
   /**
    * Renders the user's view record again; `user` is the turn's view of it when the caller has one
-   * (otherwise it is read back from the write transaction).
+   * (otherwise it is read back from the write transaction). `groups: 'record'` takes the pairs from
+   * the record being replaced: right for a turn that changed none of the user's memberships, since
+   * every membership change rewrites the record in its own transaction.
    */
-  rewrite(appId: string, userId: string, user = this.runtime.read<UserContext>('user', [appId, userId])): void {
+  rewrite(
+    appId: string,
+    userId: string,
+    user = this.runtime.read<UserContext>('user', [appId, userId]),
+    groups: GroupsSource = 'memberships',
+  ): void {
     const key = [appId, userId];
     if (!user) {
       this.records.remove(key);
       return;
     }
     const app = this.apps.require(appId);
-    const groups = this.groupsOf(appId, userId);
+    const current = groups === 'record' ? this.records.getBinaryFast(key) : undefined;
+    const groupsJson = current ? groupsPart(current) : this.groupsJson(appId, userId);
+    const { platform, me } = this.renderBodies(user, groupsJson, app.schema);
     const record = encodeUserView({
-      platform: Buffer.from(JSON.stringify(this.render(user, groups))),
-      me: Buffer.from(JSON.stringify(this.render(user, groups, app.schema))),
+      platform,
+      me,
       schemaStamp: app.updated_at,
       access: { state: user.state, ...sessionMarksOf(user.context) },
+      groups: groupsJson,
     });
     this.records.put(key, record);
   }
@@ -92,6 +108,12 @@ export class ProfileViews {
   signedInView(appId: string, userId: string): { access: UserAccess; me: MeView } | undefined {
     const record = this.records.getBinaryFast([appId, userId]);
     return record && { access: accessPart(record), me: mePart(record) };
+  }
+
+  /** The groups part of the stored record (what the next profile change will list). */
+  storedGroupsJson(appId: string, userId: string): string | undefined {
+    const record = this.records.getBinaryFast([appId, userId]);
+    return record && groupsPart(record);
   }
 
   private meView(appId: string, userId: string): MeView | undefined {
@@ -110,7 +132,7 @@ export class ProfileViews {
     const app = this.apps.require(appId);
     if (view.schemaStamp === app.updated_at) return view.me;
     const user = this.runtime.read<UserContext>('user', [appId, userId]);
-    return user && Buffer.from(JSON.stringify(this.render(user, this.groupsOf(appId, userId), app.schema)));
+    return user && Buffer.from(this.renderBodies(user, this.groupsJson(appId, userId), app.schema).me);
   }
 }
 

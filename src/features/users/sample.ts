@@ -21,8 +21,8 @@ const EXAMPLE_BY_TYPE: Record<FieldType, unknown> = {
   file: { content_type: 'application/pdf', size: 4096, sha256: '0'.repeat(64) },
 };
 
-/** `GET …/users/__sample__/data`: a profile of the app's schema filled with example values; nothing stored. */
-export function sampleProfile(profiles: ProfileViews, app: Application, now: number): Record<string, unknown> {
+/** `GET …/users/__sample__/data`: JSON text of a profile of the app's schema filled with example values; nothing stored. */
+export function sampleProfile(profiles: ProfileViews, app: Application, now: number): string {
   const id = newId('user', now);
   const data: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries({ ...IMPLICIT_FIELDS, ...app.schema.fields })) {
@@ -49,5 +49,5 @@ export function sampleProfile(profiles: ProfileViews, app: Application, now: num
     revokedBefore: 0,
     revokedSessions: [],
   };
-  return profiles.render({ state: 'enabled', context }, []);
+  return profiles.renderBodies({ state: 'enabled', context }, '[]', app.schema).platform;
 }

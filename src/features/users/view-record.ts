@@ -5,32 +5,40 @@ export interface UserAccess extends SessionMarks {
   state: string;
 }
 
-/** One user's read model: both prepared bodies and what the bearer step checks. */
-interface UserViewParts {
-  platform: Uint8Array;
-  me: Uint8Array;
+/** One user's read model: both prepared bodies, what the bearer step checks, and the user's groups. */
+export interface UserViewParts {
+  /** JSON text of the platform body. */
+  platform: string;
+  /** JSON text of the `/me` body. */
+  me: string;
   /** The app's `updated_at` when `me` was rendered: a schema change makes it stale. */
   schemaStamp: string;
   access: UserAccess;
+  /**
+   * JSON text of the `{group, member}` pairs both bodies list: a profile change renders its bodies
+   * with these instead of reading the memberships again.
+   */
+  groups: string;
 }
 
 /**
  * The parts of a user's read model in one binary record, so a write stores one value for them all
- * and a read copies out only the part it serves. Layout: four little-endian u32 lengths (platform,
- * me, schema stamp, access), then those byte strings in that order; the stamp and access are UTF-8 JSON.
+ * and a read copies out only the part it serves. Layout: five little-endian u32 byte lengths
+ * (platform, me, schema stamp, access, groups), then those UTF-8 strings in that order.
  */
-const HEADER = 16;
+const PARTS = 5;
+const HEADER = PARTS * 4;
+const [PLATFORM, ME, SCHEMA_STAMP, ACCESS, GROUPS] = [0, 1, 2, 3, 4];
 
 export function encodeUserView(parts: UserViewParts): Buffer {
-  const stamp = Buffer.from(parts.schemaStamp);
-  const access = Buffer.from(JSON.stringify(parts.access));
-  const record = Buffer.allocUnsafe(HEADER + parts.platform.length + parts.me.length + stamp.length + access.length);
+  const texts = [parts.platform, parts.me, parts.schemaStamp, JSON.stringify(parts.access), parts.groups];
+  const lengths = texts.map((text) => Buffer.byteLength(text));
+  const record = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + length, HEADER));
   let at = HEADER;
-  [parts.platform, parts.me, stamp, access].forEach((part, index) => {
-    record.writeUInt32LE(part.length, index * 4);
-    record.set(part, at);
-    at += part.length;
-  });
+  for (let index = 0; index < PARTS; index++) {
+    record.writeUInt32LE(lengths[index], index * 4);
+    at += record.write(texts[index], at);
+  }
   return record;
 }
 
@@ -54,7 +62,7 @@ export function copyOf(bytes: Buffer, start = 0, end = bytes.length): Buffer {
 }
 
 /** A copy of the platform body: `record` may be the buffer LMDB reuses on its next read. */
-export const platformPart = (record: Buffer): Buffer => copyOf(record, ...span(record, 0));
+export const platformPart = (record: Buffer): Buffer => copyOf(record, ...span(record, PLATFORM));
 /** The `/me` body as rendered, and the schema stamp it was rendered under. */
 export interface MeView {
   me: Buffer;
@@ -62,5 +70,9 @@ export interface MeView {
 }
 
 /** A copy of the `/me` body with its stamp: `record` may be the buffer LMDB reuses on its next read. */
-export const mePart = (record: Buffer): MeView => ({ me: copyOf(record, ...span(record, 1)), schemaStamp: textOf(record, 2) });
-export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, 3)) as UserAccess;
+export const mePart = (record: Buffer): MeView => ({
+  me: copyOf(record, ...span(record, ME)),
+  schemaStamp: textOf(record, SCHEMA_STAMP),
+});
+export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, ACCESS)) as UserAccess;
+export const groupsPart = (record: Buffer): string => textOf(record, GROUPS);
