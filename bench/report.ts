@@ -32,12 +32,12 @@ const barText = (bar?: Bar) =>
   bar ? [bar.ratio !== undefined ? `≥${bar.ratio}×` : '', bar.p99Ms !== undefined ? `p99≤${bar.p99Ms}ms` : ''].filter(Boolean).join(' ') : '';
 
 export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
-  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', '× ceiling', 'cpu µs/req', 'loop µs/req', 'cpu × ceiling', 'faults/1k', 'bar', 'met'];
+  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', 'ceiling req/s', 'ceiling p99', '× ceiling', 'cpu µs/req', 'loop µs/req', 'cpu × ceiling', 'faults/1k', 'bar', 'met'];
   const rows: string[][] = [];
   const notes: string[] = [];
   for (const o of outcomes) {
     if (!o.result) {
-      rows.push([o.name, '-', '-', '-', '-', '-', '-', '-', '-', '-', barText(o.bar), o.status]);
+      rows.push([o.name, '-', '-', '-', '-', '-', '-', '-', '-', '-', '-', barText(o.bar), o.status]);
       notes.push(`  ${o.name}: ${o.status}: ${o.reason}`);
       continue;
     }
@@ -49,6 +49,7 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
       ms(o.result.p50Ms),
       ms(o.result.p99Ms),
       o.ceiling!.requestsPerSecond.toFixed(0),
+      ms(o.ceiling!.p99Ms),
       o.ratio!.toFixed(2),
       o.result.cpuMicrosPerRequest.toFixed(1),
       o.result.loopCpuMicrosPerRequest.toFixed(1),
