@@ -52,5 +52,16 @@ export function openStore(path: string): Store {
   };
 }
 
+/**
+ * Decodes a value's bytes the way `db` decodes what it stores, for a caller that reads the bytes
+ * itself (`getBinaryFast`) to compare them before paying for a decode. Pass a copy: lmdb reuses the
+ * buffer `getBinaryFast` returns, and a decoded value may keep pointing into the bytes it came from.
+ */
+export function decodeValue<V>(db: Database<V, Key>, bytes: Uint8Array): V {
+  const { decoder } = db as Database<V, Key> & { decoder?: { decode(bytes: Uint8Array): V } };
+  if (!decoder) throw new TypeError('decodeValue needs a msgpack database');
+  return decoder.decode(bytes);
+}
+
 /** Sorts above every ID we generate or accept, so `[prefix, HIGH]` ends a prefix range. */
 export const HIGH_KEY = '\uffff';

@@ -2,7 +2,7 @@ import { forbidden, notFound } from '../../lib/errors.js';
 import { newId, randomBase32, randomToken } from '../../lib/ids.js';
 import { isoDate, type Clock } from '../../lib/clock.js';
 import { hmacSecret, maskSecret, secretMatches } from '../../lib/secrets.js';
-import type { Store } from '../../storage/store.js';
+import { decodeValue, type Store } from '../../storage/store.js';
 import { emptySchema, type AppSchema } from './schemas.js';
 
 export interface Application {
@@ -75,7 +75,7 @@ export class ApplicationStore {
     const cached = this.decoded.get(appId);
     if (cached && cached.bytes.length === current.length && cached.bytes.compare(current, 0, current.length) === 0) return cached.app;
     const bytes = Uint8Array.prototype.slice.call(current, 0, current.length) as Buffer;
-    const app = deepFreeze((this.apps as unknown as { decoder: { decode(bytes: Uint8Array): Application } }).decoder.decode(bytes));
+    const app = deepFreeze(decodeValue(this.apps, bytes));
     this.decoded.set(appId, { bytes, app });
     return app;
   }
