@@ -40,6 +40,6 @@ export function createApp(deps: Deps, extraRoutes: Route[] = []): HttpServer {
     logger,
     corsOrigins: config.corsOrigins,
     corsHeaders: [config.names.appKeyHeader, config.names.appSecretHeader],
-    observe: metrics.observeRequest,
+    observe: metrics.requestRecorder,
   });
 }

@@ -1,7 +1,12 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RequestRecorder } from './server.js';
 
 export interface Metrics {
-  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  /**
+   * The recorder of one route's answers to one method; the same one every time it is asked for.
+   * The server binds it when it mounts the route, so counting a request looks up only its status.
+   */
+  requestRecorder(route: string, method: string): RequestRecorder;
   /** Registers a gauge read at scrape time. */
   gauge(name: string, help: string, read: () => number): void;
   /** The Prometheus text exposition of every metric. */
@@ -12,10 +17,12 @@ export interface Metrics {
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
 
 interface RouteStats {
-  /** Answers by method, then status. */
-  answers: Map<string, Map<number, number>>;
+  readonly route: string;
+  /** Answers by method, then status, each in the order first answered. */
+  readonly answers: Map<string, Map<number, number>>;
+  readonly recorders: Map<string, RequestRecorder>;
   /** Observations at or below each bucket bound (not yet cumulative). */
-  buckets: number[];
+  readonly buckets: number[];
   count: number;
   sum: number;
 }
@@ -31,41 +38,23 @@ export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const routes = new Map<string, RouteStats>();
+  /** Routes in the order of their first answer: routes mounted but never asked for are not listed. */
+  const answered: RouteStats[] = [];
 
-  function requestText(): string {
-    const lines = [
-      '# HELP http_requests_total HTTP requests answered, by route and status',
-      '# TYPE http_requests_total counter',
-    ];
-    for (const [route, stats] of routes) {
-      for (const [method, byStatus] of stats.answers) {
-        for (const [status, count] of byStatus) {
-          lines.push(`http_requests_total{route="${label(route)}",method="${method}",status="${status}"} ${count}`);
-        }
-      }
+  function routeStats(route: string): RouteStats {
+    let stats = routes.get(route);
+    if (!stats) {
+      stats = { route, answers: new Map(), recorders: new Map(), buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 };
+      routes.set(route, stats);
     }
-    lines.push('# HELP http_request_duration_seconds Time from request to answer, by route');
-    lines.push('# TYPE http_request_duration_seconds histogram');
-    for (const [route, stats] of routes) {
-      let cumulative = 0;
-      LATENCY_BUCKETS.forEach((bound, i) => {
-        cumulative += stats.buckets[i];
-        lines.push(`http_request_duration_seconds_bucket{le="${bound}",route="${label(route)}"} ${cumulative}`);
-      });
-      lines.push(`http_request_duration_seconds_bucket{le="+Inf",route="${label(route)}"} ${stats.count}`);
-      lines.push(`http_request_duration_seconds_sum{route="${label(route)}"} ${stats.sum}`);
-      lines.push(`http_request_duration_seconds_count{route="${label(route)}"} ${stats.count}`);
-    }
-    return lines.join('\n') + '\n';
+    return stats;
   }
 
-  return {
-    contentType: registry.contentType,
-    observeRequest(route, method, status, seconds) {
-      let stats = routes.get(route);
-      if (!stats) routes.set(route, (stats = { answers: new Map(), buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 }));
-      let byStatus = stats.answers.get(method);
-      if (!byStatus) stats.answers.set(method, (byStatus = new Map()));
+  function bindRecorder(stats: RouteStats, method: string): RequestRecorder {
+    const byStatus = new Map<number, number>();
+    return (status, seconds) => {
+      if (stats.count === 0) answered.push(stats);
+      if (byStatus.size === 0) stats.answers.set(method, byStatus);
       byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
       for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
         if (seconds <= LATENCY_BUCKETS[i]) {
@@ -75,6 +64,44 @@ export function createMetrics(): Metrics {
       }
       stats.count++;
       stats.sum += seconds;
+    };
+  }
+
+  function requestText(): string {
+    const lines = [
+      '# HELP http_requests_total HTTP requests answered, by route and status',
+      '# TYPE http_requests_total counter',
+    ];
+    for (const { route, answers } of answered) {
+      for (const [method, byStatus] of answers) {
+        for (const [status, count] of byStatus) {
+          lines.push(`http_requests_total{route="${label(route)}",method="${method}",status="${status}"} ${count}`);
+        }
+      }
+    }
+    lines.push('# HELP http_request_duration_seconds Time from request to answer, by route');
+    lines.push('# TYPE http_request_duration_seconds histogram');
+    for (const stats of answered) {
+      const route = label(stats.route);
+      let cumulative = 0;
+      LATENCY_BUCKETS.forEach((bound, i) => {
+        cumulative += stats.buckets[i];
+        lines.push(`http_request_duration_seconds_bucket{le="${bound}",route="${route}"} ${cumulative}`);
+      });
+      lines.push(`http_request_duration_seconds_bucket{le="+Inf",route="${route}"} ${stats.count}`);
+      lines.push(`http_request_duration_seconds_sum{route="${route}"} ${stats.sum}`);
+      lines.push(`http_request_duration_seconds_count{route="${route}"} ${stats.count}`);
+    }
+    return lines.join('\n') + '\n';
+  }
+
+  return {
+    contentType: registry.contentType,
+    requestRecorder(route, method) {
+      const stats = routeStats(route);
+      let record = stats.recorders.get(method);
+      if (!record) stats.recorders.set(method, (record = bindRecorder(stats, method)));
+      return record;
     },
     gauge(name, help, read) {
       new Gauge({

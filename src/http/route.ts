@@ -14,7 +14,6 @@ export interface Route {
   before?: Step[];
   /** Body media types the route accepts; POST, PUT and PATCH default to JSON. */
   body?: readonly BodyKind[];
-  /** Answers a bigger body cap than the JSON default (file uploads). */
   handle(ctx: RequestContext): Reply | Promise<Reply>;
 }
 

@@ -9,8 +9,17 @@ import type { Reply } from './reply.js';
 import { METHODS_WITH_BODY, paramNames, patternRegExp, type Route, type Step } from './route.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
+/** Counts one answer of the route and method it was bound to. */
+export interface RequestRecorder {
+  (status: number, seconds: number): void;
+}
+
+/**
+ * Binds a recorder to a route and method. Asked once per route as it is mounted, but per request for
+ * the fallback (any method lands there), so it must answer the same recorder each time.
+ */
 export interface RequestObserver {
-  (route: string, method: string, status: number, seconds: number): void;
+  (route: string, method: string): RequestRecorder;
 }
 
 export interface HttpServerOptions {
@@ -65,7 +74,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return undefined;
   }
 
-  function send(ctx: RequestContext, reply: Reply): void {
+  function send(ctx: RequestContext, reply: Reply, record: RequestRecorder | undefined): void {
     inFlight--;
     if (ctx.aborted) return finishDrain();
     const { res } = ctx;
@@ -95,7 +104,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       else res.end(payload, close);
     });
     const seconds = (performance.now() - ctx.startedAt) / 1000;
-    observe?.(ctx.route, ctx.method, reply.status, seconds);
+    record?.(reply.status, seconds);
     // The route pattern, never the path or query: those may carry link IDs and tokens. No headers, no bodies.
     if (debug) {
       logger.debug({ requestId: ctx.id, route: ctx.route, status: reply.status, ms: seconds * 1000 }, 'request');
@@ -118,13 +127,13 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return { status: apiError.status, body: errorBody(apiError), headers: apiError.headers };
   }
 
-  function respond(ctx: RequestContext, outcome: Reply | Promise<Reply>): void {
+  function respond(ctx: RequestContext, outcome: Reply | Promise<Reply>, record: RequestRecorder | undefined): void {
     if (outcome instanceof Promise) {
       outcome.then(
-        (reply) => send(ctx, reply),
-        (error) => send(ctx, errorReply(ctx, error)),
+        (reply) => send(ctx, reply, record),
+        (error) => send(ctx, errorReply(ctx, error), record),
       );
-    } else send(ctx, outcome);
+    } else send(ctx, outcome, record);
   }
 
   function runSteps(route: Route, ctx: RequestContext, from: number): Reply | Promise<Reply> {
@@ -158,6 +167,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const routeName = `${route.method} ${route.path}`;
     const hasBody = METHODS_WITH_BODY.has(route.method);
     const accepted = route.body ?? (hasBody ? (['json'] as const) : []);
+    const record = observe?.(routeName, route.method);
     const handler = (res: HttpResponse, req: HttpRequest) => {
       const ctx = makeContext(routeName, res, req, names);
       inFlight++;
@@ -184,7 +194,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       } catch (error) {
         outcome = errorReply(ctx, error);
       }
-      respond(ctx, outcome);
+      respond(ctx, outcome, record);
     };
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'del';
     app[method === ('delete' as string) ? 'del' : method](route.path, handler);
@@ -193,6 +203,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   options.routes.forEach(mount);
 
   const preflightHeaders = ['authorization', 'content-type', 'x-request-id', ...options.corsHeaders].join(', ');
+  const recordPreflight = observe?.('OPTIONS *', 'OPTIONS');
   app.options('/*', (res, req) => {
     const ctx = makeContext('OPTIONS *', res, req, []);
     inFlight++;
@@ -204,7 +215,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       'access-control-allow-headers': preflightHeaders,
       'access-control-max-age': '600',
     };
-    send(ctx, { status: 204, headers: corsOrigin(ctx) ? headers : {} });
+    send(ctx, { status: 204, headers: corsOrigin(ctx) ? headers : {} }, recordPreflight);
   });
 
   app.any('/*', (res, req) => {
@@ -220,7 +231,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
             headers: { allow: [...new Set(allowed)].join(', ') },
           })
         : new ApiError(404, 'E_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
-    send(ctx, errorReply(ctx, error));
+    send(ctx, errorReply(ctx, error), observe?.(ctx.route, ctx.method));
   });
 
   return {
