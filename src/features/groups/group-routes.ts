@@ -5,7 +5,7 @@ import { parseJsonBody } from '../../lib/validate.js';
 import { callerUser } from '../../auth/bearer-auth.js';
 import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
-import { renderGroup } from './render.js';
+import { renderGroup, withProfile } from './render.js';
 import { GroupBody, parseListQuery } from './schemas.js';
 
 export const ME_GROUPS = '/me/groups';
@@ -35,7 +35,9 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         path: ME_GROUPS,
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
-          return ok(listOf(reads.groupsOfUser(appId, userId, parseListQuery(ctx.query(), [])), showWrapper));
+          const page = reads.groupsOfUser(appId, userId, parseListQuery(ctx.query(), []));
+          const caller = deps.users.get(appId, userId);
+          return ok(listOf(page, ({ group, member }) => ({ group, member: withProfile(member, caller) })));
         },
       },
       {
@@ -50,9 +52,8 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         method: 'PUT',
         path: `${ME_GROUPS}/:group`,
         async handle(ctx) {
-          const { appId, userId } = callerUser(ctx);
-          const group = await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupBody));
-          return ok(showWrapper({ group, member: reads.visibleGroup(appId, ctx.params.group, userId).member }));
+          const { group, member } = await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupBody));
+          return ok(showWrapper({ group, member: member! }));
         },
       },
       { method: 'DELETE', path: `${ME_GROUPS}/:group`, handle: remove },
@@ -85,7 +86,8 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         method: 'PUT',
         path: `${APP_GROUPS}/:group`,
         async handle(ctx) {
-          return ok(renderGroup(await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupBody))));
+          const { group } = await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupBody));
+          return ok(renderGroup(group));
         },
       },
       { method: 'DELETE', path: `${APP_GROUPS}/:group`, handle: remove },

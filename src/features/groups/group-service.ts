@@ -40,14 +40,15 @@ export class GroupService {
     });
   }
 
-  async update(acting: Acting, groupId: string, fields: GroupFields): Promise<GroupView> {
+  /** Replaces a group's fields; a user (an owner) also gets its own member, which the group's lock kept still. */
+  async update(acting: Acting, groupId: string, fields: GroupFields): Promise<{ group: GroupView; member?: MemberView }> {
     const { appId } = acting;
     return runEdit(this.core, appId, groupId, [], (edit, turn) => {
-      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      const member = acting.kind === 'user' ? edit.requireOwner(acting.userId) : undefined;
       this.core.names.remove(turn, appId, groupId, edit.group.context.name);
       this.core.names.add(turn, appId, groupId, fields.name);
       edit.updateGroup({ type: 'group.update', ...fields, by: authorOf(acting), at: turn.now });
-      return edit.finish();
+      return { group: edit.finish(), member };
     });
   }
 

@@ -1,16 +1,44 @@
 import { conflict, invalidTransition, notFound, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import type { LinkFacts, LinkPurposes } from '../magic-links/purposes.js';
+import type { Turn } from '../../runtime/runtime.js';
+import type { HandledKind, LinkFacts, LinkPurposes, PurposeHandler } from '../magic-links/purposes.js';
+import { userLock } from '../users/directory.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
 import type { GroupsCore } from './core.js';
 import { GroupEdit } from './edit.js';
 import { answerInvite, answerLocks } from './invite-service.js';
 import { GROUP_KIND, INVITE_KIND, groupKey, groupLock, inviteKey, memberLock } from './keys.js';
-import type { Hold } from './locking.js';
+import { fixedHold, type Hold } from './locking.js';
 
-/** The redemption turn holds every lock its handler named up front: nothing more can be asked for. */
-const heldUpFront: Hold = () => {};
+/** A purpose handler whose redemption body is handed the hold of its turn. */
+export type HoldingHandler<K extends HandledKind> = Omit<PurposeHandler<K>, 'redeem'> & {
+  redeem(turn: Turn, link: LinkFacts<K>, hold: Hold): void;
+};
+
+/**
+ * The redemption turn holds the user's lock and the ones `locks` named, and cannot take more, so
+ * its body's `hold` checks against exactly those. The runtime alone would only catch an actor
+ * written without its lock; a lock held for exclusion (the group's, which keeps one member per
+ * user) could go missing from `locks` without a sound.
+ */
+export function lockedUpFront<K extends HandledKind>(handler: HoldingHandler<K>): PurposeHandler<K> {
+  const held = new WeakMap<LinkFacts<K>, string[]>();
+  return {
+    method: handler.method,
+    check: handler.check,
+    locks(link) {
+      const locks = handler.locks(link);
+      held.set(link, [userLock(link.appId, link.userId), ...locks]);
+      return locks;
+    },
+    redeem(turn, link) {
+      const locks = held.get(link);
+      if (!locks) throw new TypeError('A link was redeemed without the locks its handler named');
+      handler.redeem(turn, link, fixedHold(locks));
+    },
+  };
+}
 
 /**
  * What redeeming a group link does, in the same turn that signs the user in:
@@ -18,7 +46,7 @@ const heldUpFront: Hold = () => {};
  * active member of an `open` group (nothing when it already has a member record there).
  */
 export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCore): void {
-  purposes.register('invite', {
+  purposes.register('invite', lockedUpFront({
     method: 'invite_link',
     check(turn, { appId, purpose }) {
       const invite = turn.get<InviteContext>(INVITE_KIND, inviteKey(appId, purpose.groupId, purpose.inviteId));
@@ -26,15 +54,16 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
       if (invite.state !== 'pending') throw invalidTransition(invite.state, 'invite.accept');
     },
     locks: ({ appId, purpose }) => [groupLock(appId, purpose.groupId), ...answerLocks(core, appId, purpose.groupId, purpose.inviteId)],
-    redeem(turn, { appId, userId, purpose }) {
-      answerInvite(new GroupEdit(core, turn, heldUpFront, appId, purpose.groupId), purpose.inviteId, userId, 'accept');
+    redeem(turn, { appId, userId, purpose }, hold) {
+      answerInvite(new GroupEdit(core, turn, hold, appId, purpose.groupId), purpose.inviteId, userId, 'accept');
     },
-  });
+  }));
 
   // The joining member's ID must be locked before the turn starts, so `locks` picks it; the redemption
-  // hands `redeem` the very facts object it gave `locks`, which finds the ID again here.
+  // hands `redeem` the very facts object it gave `locks` (lockedUpFront refuses any other), which
+  // finds the ID again here.
   const joiningMember = new WeakMap<LinkFacts<'join_group'>, string>();
-  purposes.register('join_group', {
+  purposes.register('join_group', lockedUpFront({
     method: 'magic_link',
     check(turn, { appId, purpose }) {
       const group = turn.get<GroupContext>(GROUP_KIND, groupKey(appId, purpose.groupId));
@@ -46,14 +75,13 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
       joiningMember.set(link, memberId);
       return [groupLock(link.appId, link.purpose.groupId), memberLock(link.appId, link.purpose.groupId, memberId)];
     },
-    redeem(turn, link) {
-      const memberId = joiningMember.get(link);
-      if (memberId === undefined) throw new TypeError('join_group redeemed without its locks');
-      const edit = new GroupEdit(core, turn, heldUpFront, link.appId, link.purpose.groupId);
+    redeem(turn, link, hold) {
+      const memberId = joiningMember.get(link)!;
+      const edit = new GroupEdit(core, turn, hold, link.appId, link.purpose.groupId);
       if (edit.group.context.admission_policy !== 'open') throw conflict('E_GROUP_NOT_OPEN', 'The group is no longer open');
       if (edit.memberOfUser(link.userId)) return;
       edit.addMember(memberId, { userId: link.userId, roles: [], state: 'active', addedBy: `user:${link.userId}` });
       edit.finish();
     },
-  });
+  }));
 }

@@ -35,3 +35,14 @@ export async function runHolding<T>(runtime: ActorRuntime, locks: readonly strin
   }
   throw unavailable('The group is changing too fast; try again');
 }
+
+/**
+ * The hold of a turn whose lock set was fixed before it began (a link's redemption): a key outside
+ * `held` means that set was named wrong, a bug to surface at once, not a turn to repeat.
+ */
+export const fixedHold =
+  (held: readonly string[]): Hold =>
+  (keys) => {
+    const missing = keys.filter((key) => !held.includes(key));
+    if (missing.length > 0) throw new TypeError(`The turn needs ${missing.join(', ')}, which it did not lock up front`);
+  };

@@ -1,6 +1,7 @@
 import { forbidden, notFound } from '../../lib/errors.js';
 import { readPage } from '../../storage/paging.js';
 import { addressKindOf } from '../users/addresses.js';
+import type { GroupMembershipEntry } from '../users/profile-views.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
@@ -92,11 +93,15 @@ export class GroupReads {
     return { total: page.total, items: page.items.map((id) => this.group(appId, id)) };
   }
 
-  /** The groups in which a user has a member record, with that member. */
-  groupsOfUser(appId: string, userId: string, query: ListQuery): Page<{ group: GroupView; member: MemberView }> {
+  /**
+   * The groups in which a user has a member record, with that member: the rendered pairs of its
+   * profile's `groups` (the member without `profile`), committed with every change to either, so
+   * no group or member is read.
+   */
+  groupsOfUser(appId: string, userId: string, query: ListQuery): Page<GroupMembershipEntry> {
     const db = this.core.memberships.table;
     const total = db.getKeysCount({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
-    const items = idsOfPage(db, [appId, userId], query).map((groupId) => this.visibleGroup(appId, groupId, userId));
+    const items = readPage(db, { prefix: [appId, userId], pageSize: query.page_size, after: query.after }).map(({ value }) => value);
     return { total, items };
   }
 

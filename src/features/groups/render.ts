@@ -30,20 +30,27 @@ function memberProfile(user: UserView | undefined) {
   return { user_id: user?.context.id, email: data.email, first_name: data.first_name, last_name: data.last_name };
 }
 
+/** A rendered member with its user's `profile` added last, when the user is given. */
+export function withProfile<M extends object>(member: M, user: UserView | undefined) {
+  return user ? { ...member, profile: memberProfile(user) } : member;
+}
+
 /** The Group member resource; `profile` is left out where the member sits inside its own user's profile. */
 export function renderMember({ state, context: c }: MemberView, user?: UserView) {
-  return {
-    id: c.id,
-    user_id: c.user_id,
-    group_id: c.group_id,
-    roles: c.roles,
-    state,
-    invited_by: c.invited_by,
-    added_by: c.added_by,
-    created_at: c.created_at,
-    updated_at: c.updated_at,
-    ...(user ? { profile: memberProfile(user) } : {}),
-  };
+  return withProfile(
+    {
+      id: c.id,
+      user_id: c.user_id,
+      group_id: c.group_id,
+      roles: c.roles,
+      state,
+      invited_by: c.invited_by,
+      added_by: c.added_by,
+      created_at: c.created_at,
+      updated_at: c.updated_at,
+    },
+    user,
+  );
 }
 
 /** The Group invite resource. */

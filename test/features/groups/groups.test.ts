@@ -160,3 +160,53 @@ t.test('GET /me/groups lists the caller groups of the token app, paged', async (
   t.same(bobs.body.results.map((p: any) => p.member.state).sort(), ['active', 'invite_pending']);
   t.equal((await as(server, ada).get('/me/groups?page_size=500')).status, 400);
 });
+
+t.test('GET /me/groups answers each pair exactly as GET /me/groups/{id} does, paged', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  t.equal((await api.patch(`/users/${ada.userId}/data`, { data: { first_name: 'Ada', last_name: 'Lovelace' } })).status, 200);
+  const owned = (await as(server, ada).post('/me/groups', { name: 'Owned', meta: { color: 'red' } })).body.group;
+  const byApp = (await api.post('/groups', { name: 'By app', admission_policy: 'open' })).body;
+  t.equal((await api.post(`/groups/${byApp.id}/members`, { user_id: ada.userId, roles: ['reader'] })).status, 200);
+  const pending = (await groupOf(server, bob, 'Pending')).group;
+  t.equal((await api.post(`/groups/${pending.id}/invites`, { user_id: ada.userId, roles: ['editor'] })).status, 200);
+  const declined = (await groupOf(server, bob, 'Declined')).group;
+  const invite = (await api.post(`/groups/${declined.id}/invites`, { user_id: ada.userId, roles: [] })).body.invitation;
+  t.equal((await as(server, ada).post(`/me/groups/${declined.id}/invites/${invite.id}/reject`)).status, 200);
+  t.equal((await as(server, ada).put(`/me/groups/${owned.id}`, { name: 'Renamed', meta: { color: 'blue' } })).status, 200);
+  const ids = [owned.id, byApp.id, pending.id, declined.id];
+
+  const one = async (id: string) => (await as(server, ada).get(`/me/groups/${id}`)).text;
+  const singles = await Promise.all(ids.map(one));
+  const listed = await as(server, ada).get('/me/groups');
+  t.equal(listed.text, `{"total_results":4,"results":[${singles.join(',')}]}`, 'byte for byte the single reads, in order');
+  t.same(listed.body.results.map((p: any) => p.member.state), ['active', 'active', 'invite_pending', 'invite_rejected']);
+  t.same(listed.body.results[0].member.profile, { user_id: ada.userId, email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' });
+
+  const second = await as(server, ada).get(`/me/groups?page_size=2&after=${ids[1]}`);
+  t.equal(second.text, `{"total_results":4,"results":[${singles.slice(2).join(',')}]}`);
+  const past = await as(server, ada).get(`/me/groups?after=${ids[3]}`);
+  t.equal(past.text, '{"total_results":4,"results":[]}');
+  const none = await as(server, await person(server, 'eve@example.com')).get('/me/groups');
+  t.equal(none.text, '{"total_results":0,"results":[]}');
+});
+
+t.test('PUT /me/groups/{id} answers the group and member the update left, as GET then shows them', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  await platform(server).post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: ['owner'] });
+  for (const [who, body] of [
+    [ada, { name: 'Band', meta: { a: 1 } }],
+    [bob, { name: 'Orchestra', admission_policy: 'open' }],
+  ] as const) {
+    const updated = await as(server, who).put(`/me/groups/${group.id}`, body);
+    t.equal(updated.status, 200);
+    t.equal(updated.body.member.user_id, who.userId, 'the caller’s own member');
+    t.equal(updated.body.member.profile.user_id, who.userId);
+    t.equal(updated.text, (await as(server, who).get(`/me/groups/${group.id}`)).text, 'the same bytes as a read after it');
+  }
+});

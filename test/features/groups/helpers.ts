@@ -29,6 +29,7 @@ export const platform = (server: TestServer) => ({
   get: (path: string) => server.request('GET', `/applications/${server.app.id}${path}`, { app: server.app }),
   post: (path: string, body?: unknown) => server.request('POST', `/applications/${server.app.id}${path}`, { app: server.app, body }),
   put: (path: string, body?: unknown) => server.request('PUT', `/applications/${server.app.id}${path}`, { app: server.app, body }),
+  patch: (path: string, body?: unknown) => server.request('PATCH', `/applications/${server.app.id}${path}`, { app: server.app, body }),
   del: (path: string) => server.request('DELETE', `/applications/${server.app.id}${path}`, { app: server.app }),
 });
 

@@ -4,6 +4,11 @@ import { linkPath, profileOf, requestLink } from '../../helpers/sign-in.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
+import { GroupEdit } from '../../../src/features/groups/edit.js';
+import { groupLock } from '../../../src/features/groups/keys.js';
+import { lockedUpFront, type HoldingHandler } from '../../../src/features/groups/link-purposes.js';
+import type { LinkFacts } from '../../../src/features/magic-links/purposes.js';
+import { userLock } from '../../../src/features/users/directory.js';
 import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
 
 const redeem = (server: Awaited<ReturnType<typeof startServer>>, link: string) =>
@@ -124,4 +129,36 @@ t.test('purposes are registered once, at start', async (t) => {
   const server = await startServer(t);
   t.throws(() => server.deps.magicLinks.purposes.register('invite', { method: 'invite_link', check() {}, locks: () => [], redeem() {} }));
   t.throws(() => server.deps.magicLinks.purposes.register('join_group', { method: 'magic_link', check() {}, locks: () => [], redeem() {} }));
+});
+
+t.test('a group link handler whose locks miss one its redemption holds fails loudly, committing nothing', async (t) => {
+  const server = await startServer(t);
+  const { groups: core, runtime } = server.deps;
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  // Like join_group for a user who already has a member: the body writes nothing, so only the
+  // group's lock, held for exclusion, makes its "already a member" answer true.
+  const joining = (locks: HoldingHandler<'join_group'>['locks']) =>
+    lockedUpFront<'join_group'>({
+      method: 'magic_link',
+      check() {},
+      locks,
+      redeem(turn, link, hold) {
+        if (!new GroupEdit(core, turn, hold, link.appId, link.purpose.groupId).memberOfUser(link.userId)) throw new Error('not a member');
+      },
+    });
+  const redemption = (handler: ReturnType<typeof joining>, link: LinkFacts<'join_group'>) =>
+    runtime.run([userLock(link.appId, link.userId), ...handler.locks(link)], (turn) => handler.redeem(turn, link));
+  const link = (): LinkFacts<'join_group'> => ({ appId: server.app.id, userId: ada.userId, purpose: { kind: 'join_group', groupId: group.id } });
+
+  const before = storeDigest(server.deps.store);
+  await t.rejects(redemption(joining(() => []), link()), { name: 'TypeError', message: /did not lock up front/ }, 'the group lock was never named');
+  const named = joining((facts) => [groupLock(facts.appId, facts.purpose.groupId)]);
+  await t.resolves(redemption(named, link()), 'named, it is held');
+  await t.rejects(
+    runtime.run([], (turn) => named.redeem(turn, link())),
+    { name: 'TypeError', message: /without the locks/ },
+    'a redemption that never asked for the locks',
+  );
+  t.equal(storeDigest(server.deps.store), before);
 });
