@@ -58,7 +58,7 @@ t.test('a data dir of a newer format is refused at start', async (t) => {
   await t.rejects(openServices(config, { logger }), /newer than this build understands/);
 });
 
-t.test('format 1 → 2: the read model is rendered anew into one record per user, the old databases dropped', async (t) => {
+t.test('format 1 → current: the read model is rendered anew into one record per user, the old databases dropped', async (t) => {
   const { startServer } = await import('../helpers/server.js');
   const dataDir = t.testdir();
   let server = await startServer(t, { dataDir });
@@ -91,38 +91,42 @@ t.test('format 1 → 2: the read model is rendered anew into one record per user
   t.same(verifyStore(server.deps, allInvariants).problems, []);
 });
 
-t.test('format 2 → 3: view records are rendered anew with the groups part, so later profile changes keep the groups', async (t) => {
+t.test('format 3 → 4: groups are rendered once and view records name them; profiles read and change as before', async (t) => {
   const { startServer } = await import('../helpers/server.js');
   const { signInByLink } = await import('../helpers/sign-in.js');
   const dataDir = t.testdir();
   let server = await startServer(t, { dataDir });
   const { app } = server;
   const owner = await signInByLink(server, 'owner@example.com');
-  const group = await server.request('POST', '/me/groups', { token: owner.access_token, body: { name: 'kept' } });
-  t.equal(group.status, 200);
+  const group = (await server.request('POST', '/me/groups', { token: owner.access_token, body: { name: 'kept' } })).body.group;
   const userId = owner.app_user_id;
-  const expected = (await server.request('GET', `/applications/${app.id}/users/${userId}/data`, { app })).body;
+  const profilePath = `/applications/${app.id}/users/${userId}/data`;
+  const expected = (await server.request('GET', profilePath, { app })).body;
   t.equal(expected.groups.length, 1);
-  // The record as format 2 wrote it: four parts (platform, me, schema stamp, access), no groups part.
+  // The data dir as format 3 left it: `{group, member}` entries, no group renderings, and a view
+  // record of five parts (platform body, /me body, schema stamp, access, groups JSON).
   const { deps } = server;
-  const current = Buffer.from(deps.profiles.records.getBinary([app.id, userId])!);
-  const header = 16 + 4;
-  const parts = [0, 1, 2, 3].map((index) => current.readUInt32LE(index * 4));
-  const format2 = Buffer.alloc(16 + parts.reduce((a, b) => a + b, 0));
-  parts.forEach((length, index) => format2.writeUInt32LE(length, index * 4));
-  current.copy(format2, 16, header, header + format2.length - 16);
+  const pairs = JSON.stringify(expected.groups);
+  const parts = [JSON.stringify(expected), JSON.stringify(expected), 'stale', '{}', pairs].map((text) => Buffer.from(text));
+  const header = Buffer.alloc(4 * parts.length);
+  parts.forEach((part, index) => header.writeUInt32LE(part.length, index * 4));
   await deps.store.commit(() => {
-    deps.profiles.records.put([app.id, userId], format2);
-    deps.store.db('meta').put('format_version', 2);
+    deps.profiles.memberships.put([app.id, userId, group.id], expected.groups[0]);
+    deps.profiles.groupViews.remove([app.id, group.id]);
+    deps.profiles.records.put([app.id, userId], Buffer.concat([header, ...parts]));
+    deps.store.db('meta').put('format_version', 3);
   });
   await server.close();
 
   server = await startServer(t, { dataDir });
   t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
-  t.same((await server.request('GET', `/applications/${app.id}/users/${userId}/data`, { app })).body, expected);
-  const write = await server.request('PATCH', `/applications/${app.id}/users/${userId}/data`, { app, body: { data: { n: 1 } } });
+  t.same((await server.request('GET', profilePath, { app })).body, expected);
+  const write = await server.request('PATCH', profilePath, { app, body: { data: { n: 1 } } });
   t.equal(write.status, 200);
   t.same(write.body.groups, expected.groups, 'a profile change after the migration still lists the group');
+  const renamed = await server.request('PUT', `/me/groups/${group.id}`, { token: owner.access_token, body: { name: 'renamed' } });
+  t.equal(renamed.status, 200);
+  t.equal((await server.request('GET', profilePath, { app })).body.groups[0].group.name, 'renamed');
   const { verifyStore } = await import('../../src/verify/invariants.js');
   const { allInvariants } = await import('../../src/verify/all.js');
   t.same(verifyStore(server.deps, allInvariants).problems, []);

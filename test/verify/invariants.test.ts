@@ -3,7 +3,7 @@ import { startServer } from '../helpers/server.js';
 import { verifyStore } from '../../src/verify/invariants.js';
 import { allInvariants } from '../../src/verify/all.js';
 import { userCountKey } from '../../src/features/users/directory.js';
-import { encodeUserView } from '../../src/features/users/view-record.js';
+import { encodeGroupEntries, encodeUserView } from '../../src/features/users/view-record.js';
 
 t.test('a consistent store passes every invariant; a broken counter, index or view is reported', async (t) => {
   const server = await startServer(t);
@@ -31,22 +31,21 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
   t.match(verifyStore(deps, allInvariants).problems, [/profile read model.*u3.*no prepared profile/]);
 
   const appId = server.app.id;
+  const bodies = deps.profiles.renderBodies(deps.users.get(appId, 'u2')!, deps.apps.require(appId).schema);
   const staleGroups = encodeUserView({
-    platform: Buffer.from(deps.profiles.platformBytes(appId, 'u2')!).toString('utf8'),
-    me: '{}',
+    ...bodies,
     schemaStamp: 'stale',
     access: deps.profiles.signedInView(appId, 'u2')!.access,
-    groups: '[{"stale":true}]',
+    groups: encodeGroupEntries([{ groupId: 'group_gone', member: '{"stale":true}' }]),
   });
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleGroups));
   t.match(verifyStore(deps, allInvariants).problems, [/stored groups of u2.*stale/, /u3.*no prepared profile/]);
 
   const staleAccess = encodeUserView({
-    platform: Buffer.from(deps.profiles.platformBytes(appId, 'u2')!).toString('utf8'),
-    me: '{}',
+    ...bodies,
     schemaStamp: 'stale',
     access: { state: 'disabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
-    groups: '[]',
+    groups: encodeGroupEntries([]),
   });
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleAccess));
   t.match(verifyStore(deps, allInvariants).problems, [/access marks of u2.*stale/, /u3.*no prepared profile/]);

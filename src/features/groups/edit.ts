@@ -43,11 +43,10 @@ export type NewInvite = Omit<InviteInput, 'appId' | 'id' | 'groupId' | 'at'>;
 /**
  * The changes one turn makes to one group, holding the group's lock: members and invites move
  * through their machines, the group's totals follow each change, the last-owner rule is checked
- * on the outcome, and `finish` stages the totals and the profiles' `{group, member}` pairs.
+ * on the outcome, and `finish` stages the totals and what profiles show of the group and its members.
  */
 export class GroupEdit {
   private readonly delta: GroupTally = { ...NO_CHANGE };
-  private groupChanged = false;
   private readonly changedMembers = new Set<string>();
   private readonly removedUsers = new Set<string>();
   /** Members created in this turn, by user: not yet in the committed user → member index. */
@@ -74,7 +73,6 @@ export class GroupEdit {
 
   updateGroup(event: Extract<GroupEvent, { type: 'group.update' }>): GroupView {
     this.group = this.turn.send<GroupContext>(GROUP_KIND, groupKey(this.appId, this.groupId), event);
-    this.groupChanged = true;
     return this.group;
   }
 
@@ -223,7 +221,6 @@ export class GroupEdit {
       this.group = this.turn.send<GroupContext>(GROUP_KIND, groupKey(this.appId, this.groupId), tally);
     }
     this.deps.memberships.publish(this.turn, this.appId, this.groupId, {
-      everyone: this.groupChanged || this.delta.active !== 0,
       members: this.changedMembers,
       removedUsers: this.removedUsers,
     });

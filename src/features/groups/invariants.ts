@@ -76,20 +76,27 @@ export const groupInvariants: Invariant[] = [
     name: 'profile group pairs',
     check(deps) {
       const problems: string[] = [];
-      const pairs = deps.profiles.memberships;
+      const { memberships, groupViews } = deps.profiles;
       const expected = new Set<string>();
       for (const member of all<MemberContext>(deps, MEMBER_KIND)) {
         const c = member.context;
         const key: Key = [c.appId, c.user_id, c.group_id];
         expected.add(JSON.stringify(key));
-        const group = deps.runtime.read<GroupContext>(GROUP_KIND, [c.appId, c.group_id]);
-        const fresh = group && JSON.stringify({ group: renderGroup(group), member: renderMember(member) });
-        const stored = pairs.get(key);
-        if (!stored) problems.push(`member ${c.id} has no pair in its user's profile`);
-        else if (JSON.stringify(stored) !== fresh) problems.push(`the profile pair of member ${c.id} is stale`);
+        const stored = memberships.get(key);
+        if (!stored) problems.push(`member ${c.id} has no entry in its user's profile`);
+        else if (JSON.stringify(stored) !== JSON.stringify(renderMember(member))) problems.push(`the profile entry of member ${c.id} is stale`);
       }
-      for (const key of pairs.getKeys({})) {
-        if (!expected.has(JSON.stringify(key))) problems.push(`profile pair ${JSON.stringify(key)} belongs to no member`);
+      for (const key of memberships.getKeys({})) {
+        if (!expected.has(JSON.stringify(key))) problems.push(`profile entry ${JSON.stringify(key)} belongs to no member`);
+      }
+      const groups = new Set<string>();
+      for (const group of all<GroupContext>(deps, GROUP_KIND)) {
+        groups.add(JSON.stringify(group.key));
+        const stored = groupViews.getBinary(group.key)?.toString('utf8');
+        if (stored !== JSON.stringify(renderGroup(group))) problems.push(`the rendering of group ${group.context.id} is ${stored ? 'stale' : 'missing'}`);
+      }
+      for (const key of groupViews.getKeys({})) {
+        if (!groups.has(JSON.stringify(key))) problems.push(`group rendering ${JSON.stringify(key)} belongs to no group`);
       }
       return problems;
     },

@@ -5,13 +5,11 @@ import type { ProfileViews } from '../users/profile-views.js';
 import type { UserDirectory } from '../users/directory.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
-import { GROUP_KIND, MEMBER_KIND, groupKey, idsInGroup } from './keys.js';
+import { GROUP_KIND, MEMBER_KIND, groupKey } from './keys.js';
 import { renderGroup, renderMember, type MemberView } from './render.js';
 
-/** What one turn changed in a group, for the `{group, member}` pairs of its users' profiles. */
+/** What one turn changed in a group, for its rendering and its members' entries in their profiles. */
 export interface MembershipChange {
-  /** The group itself changed as profiles show it (name, policy, meta, member_count): every pair. */
-  everyone: boolean;
   /** Members created or changed. */
   members: Iterable<string>;
   /** Users whose member record was removed. */
@@ -19,10 +17,12 @@ export interface MembershipChange {
 }
 
 /**
- * The `user_groups` table `[appId, userId, groupId] → {group, member}`: each user's memberships as
- * its profile lists them, and the index by which a group finds the member of a user. Pairs are
- * rendered inside the write transaction, after the turn's staged writes, so they show exactly what
- * is committed; every affected user's profile view is rewritten in the same transaction.
+ * What profiles show of groups: the group rendered once (`group_views`), and each user's member in
+ * the `user_groups` table `[appId, userId, groupId] → member`, which is also the index by which a
+ * group finds the member of a user. Both are rendered inside the write transaction, after the
+ * turn's staged writes, so they show exactly what is committed; the profile view of every user
+ * whose member changed is rewritten in the same transaction. A change to the group alone (its
+ * name, its `member_count`) rewrites only its own rendering, whatever its size.
  */
 export class GroupMemberships {
   constructor(
@@ -37,7 +37,7 @@ export class GroupMemberships {
 
   /** The committed member ID of a user in a group. */
   memberIdOf(appId: string, userId: string, groupId: string): string | undefined {
-    return this.profiles.memberships.get([appId, userId, groupId])?.member.id as string | undefined;
+    return this.profiles.memberships.get([appId, userId, groupId])?.id as string | undefined;
   }
 
   /** Committed IDs of the groups in which a user has a member record. */
@@ -47,33 +47,37 @@ export class GroupMemberships {
     return [...keys].map((key) => (key as Key[])[2] as string);
   }
 
-  /** Stages the pairs of a group change; call once per turn, after its last change to the group. */
+  /** The committed rendering of a group, as profiles and `GET /me/groups` list it. */
+  renderedGroup(appId: string, groupId: string): Record<string, unknown> | undefined {
+    const bytes = this.profiles.groupViews.getBinary([appId, groupId]);
+    return bytes && JSON.parse(bytes.toString('utf8'));
+  }
+
+  /** Stages the group's rendering and its changed members' entries; call once per turn, after its last change to the group. */
   publish(turn: Turn, appId: string, groupId: string, change: MembershipChange): void {
     const removed = [...change.removedUsers];
     const changed = [...change.members];
-    const members = change.everyone ? [...new Set([...idsInGroup(this.runtime, MEMBER_KIND, appId, groupId), ...changed])] : changed;
     turn.derive(() => {
       for (const userId of removed) this.profiles.memberships.remove([appId, userId, groupId]);
       const group = this.runtime.read<GroupContext>(GROUP_KIND, groupKey(appId, groupId));
-      for (const memberId of members) {
+      if (!group) return;
+      this.profiles.groupViews.put([appId, groupId], Buffer.from(JSON.stringify(renderGroup(group))));
+      for (const memberId of changed) {
         const member: MemberView | undefined = this.runtime.read<MemberContext>(MEMBER_KIND, [appId, groupId, memberId]);
-        if (!group || !member) continue;
-        this.profiles.memberships.put([appId, member.context.user_id, groupId], {
-          group: renderGroup(group),
-          member: renderMember(member),
-        });
+        if (member) this.profiles.memberships.put([appId, member.context.user_id, groupId], renderMember(member));
       }
     });
     const affected = new Set(removed);
-    for (const memberId of members) {
+    for (const memberId of changed) {
       const userId = this.userOf(turn, appId, groupId, memberId);
       if (userId) affected.add(userId);
     }
     for (const userId of affected) this.users.refreshView(turn, appId, userId);
   }
 
-  /** Stages the removal of every pair of a deleted group. */
+  /** Stages the removal of a deleted group's rendering and of every entry of its members. */
   forget(turn: Turn, appId: string, groupId: string, userIds: Iterable<string>): void {
+    turn.del(this.profiles.groupViews, [appId, groupId]);
     for (const userId of userIds) {
       turn.del(this.profiles.memberships, [appId, userId, groupId]);
       this.users.refreshView(turn, appId, userId);

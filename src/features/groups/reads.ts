@@ -1,7 +1,7 @@
 import { forbidden, notFound } from '../../lib/errors.js';
 import { readPage } from '../../storage/paging.js';
 import { addressKindOf } from '../users/addresses.js';
-import type { GroupMembershipEntry } from '../users/profile-views.js';
+import type { MemberEntry } from '../users/profile-views.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
@@ -94,14 +94,18 @@ export class GroupReads {
   }
 
   /**
-   * The groups in which a user has a member record, with that member: the rendered pairs of its
-   * profile's `groups` (the member without `profile`), committed with every change to either, so
-   * no group or member is read.
+   * The groups in which a user has a member record, with that member: as its profile's `groups`
+   * lists them (the member without `profile`), from the stored renderings, so no group or member
+   * actor is read.
    */
-  groupsOfUser(appId: string, userId: string, query: ListQuery): Page<GroupMembershipEntry> {
-    const db = this.core.memberships.table;
+  groupsOfUser(appId: string, userId: string, query: ListQuery): Page<{ group: Record<string, unknown>; member: MemberEntry }> {
+    const { memberships } = this.core;
+    const db = memberships.table;
     const total = db.getKeysCount({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
-    const items = readPage(db, { prefix: [appId, userId], pageSize: query.page_size, after: query.after }).map(({ value }) => value);
+    const items = readPage(db, { prefix: [appId, userId], pageSize: query.page_size, after: query.after }).flatMap(({ id, value }) => {
+      const group = memberships.renderedGroup(appId, id);
+      return group ? [{ group, member: value }] : [];
+    });
     return { total, items };
   }
 

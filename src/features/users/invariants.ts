@@ -5,6 +5,7 @@ import type { UserContext } from '../../../machines/user.machine.js';
 import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
 import { addressesOf } from './addresses.js';
 import { isFileDescriptor } from './profile-files.js';
+import { encodeGroupEntries } from './view-record.js';
 import { USER_KIND, userCountKey } from './directory.js';
 
 interface StoredUser {
@@ -46,12 +47,13 @@ export const userInvariants: Invariant[] = [
         const [appId, userId] = key as [string, string];
         const prepared = deps.profiles.platformBytes(appId, userId);
         const user = deps.users.get(appId, userId)!;
-        const groups = deps.profiles.groupsJson(appId, userId);
-        const fresh = deps.profiles.renderBodies(user, groups, deps.apps.require(appId).schema).platform;
+        const { platformHead, tail } = deps.profiles.renderBodies(user, deps.apps.require(appId).schema);
+        const fresh = platformHead + deps.profiles.groupsJson(appId, userId) + tail;
         const access = deps.profiles.signedInView(appId, userId)?.access;
+        const listed = encodeGroupEntries(deps.profiles.groupEntries(appId, userId));
         if (!prepared) problems.push(`user ${userId} of ${appId} has no prepared profile`);
         else if (Buffer.from(prepared).toString('utf8') !== fresh) problems.push(`prepared profile of ${userId} is stale`);
-        else if (deps.profiles.storedGroupsJson(appId, userId) !== groups) problems.push(`stored groups of ${userId} of ${appId} are stale`);
+        else if (!deps.profiles.storedGroups(appId, userId)!.equals(listed)) problems.push(`stored groups of ${userId} of ${appId} are stale`);
         else if (!isDeepStrictEqual(access, { state: user.state, ...sessionMarksOf(user.context) })) {
           problems.push(`access marks of ${userId} of ${appId} are stale`);
         }

@@ -7,15 +7,24 @@ import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
-import { accessPart, encodeUserView, groupsPart, mePart, platformPart, type MeView, type UserAccess } from './view-record.js';
+import {
+  accessPart,
+  encodeGroupEntries,
+  encodeUserView,
+  groupsPart,
+  meView,
+  platformBody,
+  type BodyCut,
+  type GroupBytes,
+  type GroupEntry,
+  type MeView,
+  type UserAccess,
+} from './view-record.js';
 
-/** A `{group, member}` pair as a profile lists it; the groups feature keeps these current. */
-export interface GroupMembershipEntry {
-  group: Record<string, unknown>;
-  member: Record<string, unknown>;
-}
+/** A member as its user's profile lists it (without `profile`); the groups feature keeps these current. */
+export type MemberEntry = Record<string, unknown>;
 
-/** Where a view rewrite takes the user's `{group, member}` pairs from (see `ProfileViews.rewrite`). */
+/** Where a view rewrite takes the user's memberships from (see `ProfileViews.rewrite`). */
 export type GroupsSource = 'record' | 'memberships';
 
 /** JSON text of a value; `null` for what JSON has no text for, so a body is always valid JSON. */
@@ -26,10 +35,16 @@ const USER_VIEWS_DB = 'user_views';
 
 /**
  * The read model of profiles: each user's response bodies, serialized once per change and served
- * as bytes. `rewrite` must run inside the write transaction that changed the user or a membership.
+ * as bytes. A body's `groups` pairs are filled in as it is read: each group is rendered once, in
+ * `groupViews`, so a change to a group rewrites one record whatever its size, and a user's record
+ * names its groups with its own member in each. `rewrite` must run inside the write transaction
+ * that changed the user or one of its members.
  */
 export class ProfileViews {
-  readonly memberships: Database<GroupMembershipEntry, Key>;
+  /** `[appId, userId, groupId]` → the user's member there, rendered (the groups feature writes them). */
+  readonly memberships: Database<MemberEntry, Key>;
+  /** `[appId, groupId]` → the group rendered as JSON bytes (the groups feature writes them). */
+  readonly groupViews: Database<Buffer, Key>;
   /** `[appId, userId]` → the user's view record (view-record.ts), stored as raw bytes. */
   readonly records: Database<Buffer, Key>;
 
@@ -40,38 +55,49 @@ export class ProfileViews {
     private readonly config: Config,
   ) {
     this.records = store.db<Buffer>(USER_VIEWS_DB, { encoding: 'binary' });
-    this.memberships = store.db<GroupMembershipEntry>('user_groups');
+    this.memberships = store.db<MemberEntry>('user_groups');
+    this.groupViews = store.db<Buffer>('group_views', { encoding: 'binary' });
   }
 
-  groupsOf(appId: string, userId: string): GroupMembershipEntry[] {
+  /** The user's memberships as its record lists them, from the memberships table. */
+  groupEntries(appId: string, userId: string): GroupEntry[] {
     return [
       ...this.memberships
         .getRange({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })
-        .map(({ value }) => value),
+        .map(({ key, value }) => ({ groupId: (key as Key[])[2] as string, member: JSON.stringify(value) })),
     ];
   }
 
-  /**
-   * The platform and `/me` bodies of a profile as JSON text; they differ only in `data`, so the
-   * other members are serialized once. `groups` is the JSON text of the user's pairs.
-   */
-  renderBodies(user: ActorView<UserContext>, groups: string, schema: AppSchema): { platform: string; me: string } {
-    const c = user.context;
-    const head = `{${json(this.config.names.userField)}:${json(c.id)},"state":${json(user.state)},"auth_level":${json(c.auth_level)},"attributes":${json(c.attributes)},"data":`;
-    const tail = `,"verified_data":${json(c.verified_data)},"groups":${groups},"meta":${json(c.meta)},"connection_map":{}}`;
-    return { platform: head + json(c.data) + tail, me: head + json(userReadableData(c.data, schema)) + tail };
+  /** JSON text of the user's `{group, member}` pairs, as its bodies list them. */
+  groupsJson(appId: string, userId: string): string {
+    const groupBytes = this.groupBytesOf(appId);
+    const pairs = this.groupEntries(appId, userId).flatMap(({ groupId, member }) => {
+      const group = groupBytes(groupId);
+      return group ? [`{"group":${Buffer.from(group).toString('utf8')},"member":${member}}`] : [];
+    });
+    return `[${pairs.join(',')}]`;
   }
 
-  /** JSON text of the user's `{group, member}` pairs as the memberships table holds them. */
-  groupsJson(appId: string, userId: string): string {
-    return JSON.stringify(this.groupsOf(appId, userId));
+  /**
+   * The platform and `/me` bodies of a profile as JSON text cut where `groups` goes; they differ
+   * only in `data`, so the other members are serialized once.
+   */
+  renderBodies(user: ActorView<UserContext>, schema: AppSchema): BodyCut {
+    const c = user.context;
+    const head = `{${json(this.config.names.userField)}:${json(c.id)},"state":${json(user.state)},"auth_level":${json(c.auth_level)},"attributes":${json(c.attributes)},"data":`;
+    const groupsAt = `,"verified_data":${json(c.verified_data)},"groups":`;
+    return {
+      platformHead: head + json(c.data) + groupsAt,
+      meHead: head + json(userReadableData(c.data, schema)) + groupsAt,
+      tail: `,"meta":${json(c.meta)},"connection_map":{}}`,
+    };
   }
 
   /**
    * Renders the user's view record again; `user` is the turn's view of it when the caller has one
-   * (otherwise it is read back from the write transaction). `groups: 'record'` takes the pairs from
-   * the record being replaced: right for a turn that changed none of the user's memberships, since
-   * every membership change rewrites the record in its own transaction.
+   * (otherwise it is read back from the write transaction). `groups: 'record'` takes the
+   * memberships from the record being replaced: right for a turn that changed none of the user's
+   * members, since every member change rewrites the record in its own transaction.
    */
   rewrite(
     appId: string,
@@ -86,14 +112,11 @@ export class ProfileViews {
     }
     const app = this.apps.require(appId);
     const current = groups === 'record' ? this.records.getBinaryFast(key) : undefined;
-    const groupsJson = current ? groupsPart(current) : this.groupsJson(appId, userId);
-    const { platform, me } = this.renderBodies(user, groupsJson, app.schema);
     const record = encodeUserView({
-      platform,
-      me,
+      ...this.renderBodies(user, app.schema),
       schemaStamp: app.updated_at,
       access: { state: user.state, ...sessionMarksOf(user.context) },
-      groups: groupsJson,
+      groups: current ? groupsPart(current) : encodeGroupEntries(this.groupEntries(appId, userId)),
     });
     this.records.put(key, record);
   }
@@ -101,38 +124,43 @@ export class ProfileViews {
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
   platformBytes(appId: string, userId: string): Uint8Array | undefined {
     const record = this.records.getBinaryFast([appId, userId]);
-    return record && platformPart(record);
+    return record && platformBody(record, this.groupBytesOf(appId));
   }
 
   /** What a signed-in user's request needs, from one read: its access marks and its `/me` body. */
   signedInView(appId: string, userId: string): { access: UserAccess; me: MeView } | undefined {
     const record = this.records.getBinaryFast([appId, userId]);
-    return record && { access: accessPart(record), me: mePart(record) };
+    if (!record) return undefined;
+    const access = accessPart(record);
+    return { access, me: meView(record, this.groupBytesOf(appId)) };
   }
 
-  /** The groups part of the stored record (what the next profile change will list). */
-  storedGroupsJson(appId: string, userId: string): string | undefined {
+  /** The groups part of the stored record (the memberships the next profile change will list). */
+  storedGroups(appId: string, userId: string): Buffer | undefined {
     const record = this.records.getBinaryFast([appId, userId]);
     return record && groupsPart(record);
   }
 
-  private meView(appId: string, userId: string): MeView | undefined {
-    const record = this.records.getBinaryFast([appId, userId]);
-    return record && mePart(record);
-  }
-
   /** Prepared platform bytes of one page of an app's profiles, in user ID order. */
   platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Uint8Array[] {
-    return readPage(this.records, { ...request, prefix: [appId] }).map(({ value }) => platformPart(value));
+    const groupBytes = this.groupBytesOf(appId);
+    return readPage(this.records, { ...request, prefix: [appId] }).map(({ value }) => platformBody(value, groupBytes));
   }
 
   /** Prepared bytes of the user's own view, re-rendered when the schema changed since; from `view` when given. */
-  meBytes(appId: string, userId: string, view = this.meView(appId, userId)): Buffer | undefined {
+  meBytes(appId: string, userId: string, view = this.signedInView(appId, userId)?.me): Buffer | undefined {
     if (!view) return undefined;
     const app = this.apps.require(appId);
     if (view.schemaStamp === app.updated_at) return view.me;
     const user = this.runtime.read<UserContext>('user', [appId, userId]);
-    return user && Buffer.from(this.renderBodies(user, this.groupsJson(appId, userId), app.schema).me);
+    if (!user) return undefined;
+    const { meHead, tail } = this.renderBodies(user, app.schema);
+    return Buffer.from(meHead + this.groupsJson(appId, userId) + tail);
+  }
+
+  private groupBytesOf(appId: string): GroupBytes {
+    // A copy (`getBinary`): a body is put together from several reads.
+    return (groupId) => this.groupViews.getBinary([appId, groupId]);
   }
 }
 

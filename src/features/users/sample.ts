@@ -49,5 +49,6 @@ export function sampleProfile(profiles: ProfileViews, app: Application, now: num
     revokedBefore: 0,
     revokedSessions: [],
   };
-  return profiles.renderBodies({ state: 'enabled', context }, '[]', app.schema).platform;
+  const { platformHead, tail } = profiles.renderBodies({ state: 'enabled', context }, app.schema);
+  return `${platformHead}[]${tail}`;
 }

@@ -5,41 +5,66 @@ export interface UserAccess extends SessionMarks {
   state: string;
 }
 
-/** One user's read model: both prepared bodies, what the bearer step checks, and the user's groups. */
-export interface UserViewParts {
-  /** JSON text of the platform body. */
-  platform: string;
-  /** JSON text of the `/me` body. */
-  me: string;
-  /** The app's `updated_at` when `me` was rendered: a schema change makes it stale. */
+/**
+ * A profile body as JSON text cut where its `groups` value goes: the pairs name groups whose
+ * rendering lives once per group, so a change to a group rewrites one record, not one per member.
+ */
+export interface BodyCut {
+  /** The platform body up to `"groups":`. */
+  platformHead: string;
+  /** The `/me` body (only user-readable `data`) up to `"groups":`. */
+  meHead: string;
+  /** What follows the `groups` value, in both bodies. */
+  tail: string;
+}
+
+/** One of the user's memberships as its profile lists it: the group's ID and the member's JSON text. */
+export interface GroupEntry {
+  groupId: string;
+  member: string;
+}
+
+/** One user's read model. */
+export interface UserViewParts extends BodyCut {
+  /** The app's `updated_at` when the `/me` head was rendered: a schema change makes it stale. */
   schemaStamp: string;
   access: UserAccess;
-  /**
-   * JSON text of the `{group, member}` pairs both bodies list: a profile change renders its bodies
-   * with these instead of reading the memberships again.
-   */
-  groups: string;
+  /** The user's memberships, in group ID order (encoded by `encodeGroupEntries`). */
+  groups: Uint8Array;
 }
 
 /**
  * The parts of a user's read model in one binary record, so a write stores one value for them all
- * and a read copies out only the part it serves. Layout: five little-endian u32 byte lengths
- * (platform, me, schema stamp, access, groups), then those UTF-8 strings in that order.
+ * and a read copies out only what it serves. Layout: six little-endian u32 byte lengths (platform
+ * head, me head, tail, schema stamp, access, groups), then those byte strings in that order; all
+ * but the groups are UTF-8 text.
  */
-const PARTS = 5;
+const PARTS = 6;
 const HEADER = PARTS * 4;
-const [PLATFORM, ME, SCHEMA_STAMP, ACCESS, GROUPS] = [0, 1, 2, 3, 4];
+const [PLATFORM_HEAD, ME_HEAD, TAIL, SCHEMA_STAMP, ACCESS, GROUPS] = [0, 1, 2, 3, 4, 5];
 
 export function encodeUserView(parts: UserViewParts): Buffer {
-  const texts = [parts.platform, parts.me, parts.schemaStamp, JSON.stringify(parts.access), parts.groups];
-  const lengths = texts.map((text) => Buffer.byteLength(text));
+  const texts = [parts.platformHead, parts.meHead, parts.tail, parts.schemaStamp, JSON.stringify(parts.access)];
+  const lengths = [...texts.map((text) => Buffer.byteLength(text)), parts.groups.length];
   const record = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + length, HEADER));
+  lengths.forEach((length, index) => record.writeUInt32LE(length, index * 4));
   let at = HEADER;
-  for (let index = 0; index < PARTS; index++) {
-    record.writeUInt32LE(lengths[index], index * 4);
-    at += record.write(texts[index], at);
-  }
+  for (const text of texts) at += record.write(text, at);
+  record.set(parts.groups, at);
   return record;
+}
+
+/** Group entries as the record's groups part: per entry a u32 length and the group ID, a u32 length and the member JSON. */
+export function encodeGroupEntries(entries: readonly GroupEntry[]): Buffer {
+  const pieces = entries.flatMap(({ groupId, member }) => [groupId, member].map((text) => Buffer.from(text)));
+  const out = Buffer.allocUnsafe(pieces.reduce((sum, piece) => sum + 4 + piece.length, 0));
+  let at = 0;
+  for (const piece of pieces) {
+    at = out.writeUInt32LE(piece.length, at);
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return out;
 }
 
 /** Where part `index` lies in `record`. */
@@ -61,18 +86,74 @@ export function copyOf(bytes: Buffer, start = 0, end = bytes.length): Buffer {
   return copy;
 }
 
-/** A copy of the platform body: `record` may be the buffer LMDB reuses on its next read. */
-export const platformPart = (record: Buffer): Buffer => copyOf(record, ...span(record, PLATFORM));
+/** The rendered group bytes of a group ID (bytes that stay valid: not LMDB's reused buffer), or undefined when there are none. */
+export type GroupBytes = (groupId: string) => Uint8Array | undefined;
+
+const GROUPS_NONE = Buffer.from('[]');
+const PAIR_OPEN = Buffer.from('{"group":');
+const PAIR_MEMBER = Buffer.from(',"member":');
+const PAIR_CLOSE = Buffer.from('}');
+const LIST_OPEN = Buffer.from('[');
+const LIST_NEXT = Buffer.from(',');
+const LIST_CLOSE = Buffer.from(']');
+
+/**
+ * A whole body of `record`, the platform one or the `/me` one, with its `groups` filled in from
+ * `groupBytes`. `record` may be the buffer LMDB reuses on its next read, and `groupBytes` reads:
+ * a record with groups is copied before any of them is read.
+ */
+function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes): Buffer {
+  const [groupsStart, groupsEnd] = span(record, GROUPS);
+  const [headStart, headEnd] = span(record, head);
+  const [tailStart, tailEnd] = span(record, TAIL);
+  if (groupsStart === groupsEnd) {
+    const body = Buffer.allocUnsafe(headEnd - headStart + GROUPS_NONE.length + tailEnd - tailStart);
+    body.set(record.subarray(headStart, headEnd));
+    body.set(GROUPS_NONE, headEnd - headStart);
+    body.set(record.subarray(tailStart, tailEnd), headEnd - headStart + GROUPS_NONE.length);
+    return body;
+  }
+  const own = copyOf(record);
+  const pieces: Uint8Array[] = [own.subarray(headStart, headEnd), LIST_OPEN];
+  for (const { groupId, member } of groupEntriesIn(own.subarray(groupsStart, groupsEnd))) {
+    const group = groupBytes(groupId);
+    if (!group) continue;
+    if (pieces.length > 2) pieces.push(LIST_NEXT);
+    pieces.push(PAIR_OPEN, group, PAIR_MEMBER, member, PAIR_CLOSE);
+  }
+  pieces.push(LIST_CLOSE, own.subarray(tailStart, tailEnd));
+  return Buffer.concat(pieces);
+}
+
+/** The entries of a groups part, with each member's JSON as bytes. */
+function* groupEntriesIn(groups: Buffer): Generator<{ groupId: string; member: Buffer }> {
+  let at = 0;
+  while (at < groups.length) {
+    const idLength = groups.readUInt32LE(at);
+    const groupId = groups.toString('utf8', at + 4, at + 4 + idLength);
+    at += 4 + idLength;
+    const memberLength = groups.readUInt32LE(at);
+    const member = groups.subarray(at + 4, at + 4 + memberLength);
+    at += 4 + memberLength;
+    yield { groupId, member };
+  }
+}
+
+/** The platform body, whole: a copy, never LMDB's buffer. */
+export const platformBody = (record: Buffer, groupBytes: GroupBytes): Buffer => bodyOf(record, PLATFORM_HEAD, groupBytes);
+
 /** The `/me` body as rendered, and the schema stamp it was rendered under. */
 export interface MeView {
   me: Buffer;
   schemaStamp: string;
 }
 
-/** A copy of the `/me` body with its stamp: `record` may be the buffer LMDB reuses on its next read. */
-export const mePart = (record: Buffer): MeView => ({
-  me: copyOf(record, ...span(record, ME)),
-  schemaStamp: textOf(record, SCHEMA_STAMP),
-});
+/** The `/me` body, whole, with its stamp: a copy, never LMDB's buffer. */
+export function meView(record: Buffer, groupBytes: GroupBytes): MeView {
+  const schemaStamp = textOf(record, SCHEMA_STAMP);
+  return { me: bodyOf(record, ME_HEAD, groupBytes), schemaStamp };
+}
+
 export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, ACCESS)) as UserAccess;
-export const groupsPart = (record: Buffer): string => textOf(record, GROUPS);
+/** A copy of the groups part, to carry into the user's next record. */
+export const groupsPart = (record: Buffer): Buffer => copyOf(record, ...span(record, GROUPS));

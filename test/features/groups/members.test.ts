@@ -188,7 +188,7 @@ t.test('deleting a user removes its members, pending invites and pairs in the sa
   t.equal((await api.get(`/groups/${other.id}/invites/${invite.id}`)).status, 404, 'its pending invite went with its member');
   const solo = await api.get(`/groups/${bobsOwn.group.id}`);
   t.equal(solo.body.member_count, 0, 'a group whose last owner was deleted stays, without members');
-  t.same(server.deps.profiles.groupsOf(server.app.id, bob.userId), []);
+  t.same(server.deps.profiles.groupEntries(server.app.id, bob.userId), []);
   await assertProfilesConsistent(t, server, [ada.userId]);
   t.same(verifyStore(server.deps, allInvariants).problems, []);
 });

@@ -22,13 +22,25 @@ t.test('group invariants hold after real traffic and report each kind of breakag
   const bumped = structuredClone(stored);
   bumped.snapshot.context.tally.active += 1;
   await deps.store.commit(() => table.put([appId, group.id], bumped));
-  t.match(verifyStore(deps, groupInvariants).problems, [/group totals.*recount finds/, /profile group pairs.*stale/, /stale/, /stale/]);
+  // A group's rendering is kept once, not in each member's profile: only it goes stale.
+  t.match(verifyStore(deps, groupInvariants).problems, [/group totals.*recount finds/, /profile group pairs.*rendering of group .* is stale/]);
   await deps.store.commit(() => table.put([appId, group.id], stored));
+
+  const rendering = deps.profiles.groupViews.getBinary([appId, group.id])!;
+  await deps.store.commit(() => {
+    deps.profiles.groupViews.remove([appId, group.id]);
+    deps.profiles.groupViews.put([appId, 'group_gone'], rendering);
+  });
+  t.match(verifyStore(deps, groupInvariants).problems, [/rendering of group .* is missing/, /group rendering .*group_gone.* belongs to no group/]);
+  await deps.store.commit(() => {
+    deps.profiles.groupViews.put([appId, group.id], rendering);
+    deps.profiles.groupViews.remove([appId, 'group_gone']);
+  });
 
   const pairKey = [appId, bob.userId, group.id];
   const pair = deps.profiles.memberships.get(pairKey)!;
   await deps.store.commit(() => deps.profiles.memberships.remove(pairKey));
-  t.match(verifyStore(deps, groupInvariants).problems, [/profile group pairs.*has no pair/]);
+  t.match(verifyStore(deps, groupInvariants).problems, [/profile group pairs.*has no entry/]);
   await deps.store.commit(() => deps.profiles.memberships.put(pairKey, pair));
 
   const members = deps.runtime.table('member');
