@@ -22,10 +22,11 @@ export type Caller =
       tokenId: string;
       expiresAt: number;
       /**
-       * The user's `/me` body as the bearer step read it (with the schema stamp it was rendered
-       * under), for the read handler to answer from; dropped when a step before it changes the user.
+       * The user's view record as the bearer step read it (with the schema stamp its `/me` body was
+       * rendered under), for the read handler to answer from; dropped when a step before it
+       * changes the user.
        */
-      view?: { me: Buffer; schemaStamp: string };
+      view?: { record: Buffer; schemaStamp: string };
     }
   | { kind: 'admin' };
 

@@ -12,7 +12,9 @@ import {
   encodeGroupEntries,
   encodeUserView,
   groupsPart,
+  meBody,
   meView,
+  withGroupEntry,
   platformBody,
   type BodyCut,
   type GroupBytes,
@@ -24,8 +26,11 @@ import {
 /** A member as its user's profile lists it (without `profile`); the groups feature keeps these current. */
 export type MemberEntry = Record<string, unknown>;
 
-/** Where a view rewrite takes the user's memberships from (see `ProfileViews.rewrite`). */
-export type GroupsSource = 'record' | 'memberships';
+/**
+ * Where a view rewrite takes the user's memberships from (see `ProfileViews.rewrite`): the record
+ * it replaces, that record with the entry of one group read again, or the memberships table.
+ */
+export type GroupsSource = 'record' | { changedGroup: string } | 'memberships';
 
 /** JSON text of a value; `null` for what JSON has no text for, so a body is always valid JSON. */
 const json = (value: unknown): string => JSON.stringify(value) ?? 'null';
@@ -97,7 +102,8 @@ export class ProfileViews {
    * Renders the user's view record again; `user` is the turn's view of it when the caller has one
    * (otherwise it is read back from the write transaction). `groups: 'record'` takes the
    * memberships from the record being replaced: right for a turn that changed none of the user's
-   * members, since every member change rewrites the record in its own transaction.
+   * members, since every member change rewrites the record in its own transaction, with
+   * `{changedGroup}`, which reads that group's entry again.
    */
   rewrite(
     appId: string,
@@ -111,14 +117,23 @@ export class ProfileViews {
       return;
     }
     const app = this.apps.require(appId);
-    const current = groups === 'record' ? this.records.getBinaryFast(key) : undefined;
     const record = encodeUserView({
       ...this.renderBodies(user, app.schema),
       schemaStamp: app.updated_at,
       access: { state: user.state, ...sessionMarksOf(user.context) },
-      groups: current ? groupsPart(current) : encodeGroupEntries(this.groupEntries(appId, userId)),
+      groups: this.groupsFor(appId, userId, groups),
     });
     this.records.put(key, record);
+  }
+
+  private groupsFor(appId: string, userId: string, source: GroupsSource): Buffer {
+    const current = source === 'memberships' ? undefined : this.records.getBinaryFast([appId, userId]);
+    if (!current) return encodeGroupEntries(this.groupEntries(appId, userId));
+    if (source === 'record') return groupsPart(current);
+    const { changedGroup } = source as { changedGroup: string };
+    const groups = groupsPart(current);
+    const member = this.memberships.get([appId, userId, changedGroup]);
+    return withGroupEntry(groups, changedGroup, member && JSON.stringify(member));
   }
 
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
@@ -131,8 +146,7 @@ export class ProfileViews {
   signedInView(appId: string, userId: string): { access: UserAccess; me: MeView } | undefined {
     const record = this.records.getBinaryFast([appId, userId]);
     if (!record) return undefined;
-    const access = accessPart(record);
-    return { access, me: meView(record, this.groupBytesOf(appId)) };
+    return { access: accessPart(record), me: meView(record) };
   }
 
   /** The groups part of the stored record (the memberships the next profile change will list). */
@@ -151,7 +165,7 @@ export class ProfileViews {
   meBytes(appId: string, userId: string, view = this.signedInView(appId, userId)?.me): Buffer | undefined {
     if (!view) return undefined;
     const app = this.apps.require(appId);
-    if (view.schemaStamp === app.updated_at) return view.me;
+    if (view.schemaStamp === app.updated_at) return meBody(view, this.groupBytesOf(appId));
     const user = this.runtime.read<UserContext>('user', [appId, userId]);
     if (!user) return undefined;
     const { meHead, tail } = this.renderBodies(user, app.schema);

@@ -18,10 +18,10 @@ export interface BodyCut {
   tail: string;
 }
 
-/** One of the user's memberships as its profile lists it: the group's ID and the member's JSON text. */
+/** One of the user's memberships as its profile lists it: the group's ID and the member's JSON text (or its UTF-8 bytes). */
 export interface GroupEntry {
   groupId: string;
-  member: string;
+  member: string | Uint8Array;
 }
 
 /** One user's read model. */
@@ -56,7 +56,7 @@ export function encodeUserView(parts: UserViewParts): Buffer {
 
 /** Group entries as the record's groups part: per entry a u32 length and the group ID, a u32 length and the member JSON. */
 export function encodeGroupEntries(entries: readonly GroupEntry[]): Buffer {
-  const pieces = entries.flatMap(({ groupId, member }) => [groupId, member].map((text) => Buffer.from(text)));
+  const pieces = entries.flatMap(({ groupId, member }) => [Buffer.from(groupId), typeof member === 'string' ? Buffer.from(member) : member]);
   const out = Buffer.allocUnsafe(pieces.reduce((sum, piece) => sum + 4 + piece.length, 0));
   let at = 0;
   for (const piece of pieces) {
@@ -125,6 +125,20 @@ function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes): Buffer {
   return Buffer.concat(pieces);
 }
 
+/**
+ * `groups` (a groups part) with the entry of `groupId` set to `member`, or dropped when `member` is
+ * undefined; entries stay in group ID order, the order of the memberships table's keys.
+ */
+export function withGroupEntry(groups: Buffer, groupId: string, member: string | undefined): Buffer {
+  const entries: GroupEntry[] = [...groupEntriesIn(groups)].filter((entry) => entry.groupId !== groupId);
+  if (member !== undefined) {
+    const id = Buffer.from(groupId);
+    const at = entries.findIndex((entry) => Buffer.compare(Buffer.from(entry.groupId), id) > 0);
+    entries.splice(at === -1 ? entries.length : at, 0, { groupId, member });
+  }
+  return encodeGroupEntries(entries);
+}
+
 /** The entries of a groups part, with each member's JSON as bytes. */
 function* groupEntriesIn(groups: Buffer): Generator<{ groupId: string; member: Buffer }> {
   let at = 0;
@@ -144,15 +158,16 @@ export const platformBody = (record: Buffer, groupBytes: GroupBytes): Buffer => 
 
 /** The `/me` body as rendered, and the schema stamp it was rendered under. */
 export interface MeView {
-  me: Buffer;
+  /** A copy of the whole record, whose `/me` body `meBody` puts together when it is asked for. */
+  record: Buffer;
   schemaStamp: string;
 }
 
-/** The `/me` body, whole, with its stamp: a copy, never LMDB's buffer. */
-export function meView(record: Buffer, groupBytes: GroupBytes): MeView {
-  const schemaStamp = textOf(record, SCHEMA_STAMP);
-  return { me: bodyOf(record, ME_HEAD, groupBytes), schemaStamp };
-}
+/** What `/me` answers may need of `record`, copied: the body is put together only when asked for. */
+export const meView = (record: Buffer): MeView => ({ record: copyOf(record), schemaStamp: textOf(record, SCHEMA_STAMP) });
+
+/** The `/me` body, whole: a copy, never LMDB's buffer. */
+export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => bodyOf(view.record, ME_HEAD, groupBytes);
 
 export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, ACCESS)) as UserAccess;
 /** A copy of the groups part, to carry into the user's next record. */
