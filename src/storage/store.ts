@@ -36,7 +36,12 @@ export function openStore(path: string): Store {
     db(name, options = {}) {
       let db = dbs.get(name);
       if (!db) {
-        db = root.openDB({ name, encoding: options.encoding ?? 'msgpack' });
+        // Plain msgpack maps, not records: record structures are shared only up to 32 shapes, and
+        // profiles have as many shapes as their data has key sets; past that every value carries
+        // its structure inline and is slower to write and read. Values stored as records still
+        // decode. (`useRecords` is a msgpackr option lmdb-js passes on; its types do not list it.)
+        const dbOptions = { name, encoding: options.encoding ?? 'msgpack', useRecords: false };
+        db = root.openDB(dbOptions);
         dbs.set(name, db);
       }
       return db;

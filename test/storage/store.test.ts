@@ -24,3 +24,23 @@ t.test('decodeValue refuses a database that stores raw bytes', async (t) => {
   const raw = store.db<Buffer>('raw', { encoding: 'binary' });
   t.throws(() => decodeValue(raw, Buffer.from('x')), TypeError);
 });
+
+t.test('values are stored as plain msgpack maps, and values stored as records (before) still read back', async (t) => {
+  const { open } = await import('lmdb');
+  const dir = t.testdir();
+  const shapes = Array.from({ length: 80 }, (_, i) => ({ id: i, [`field${i}`]: { [`inner${i}`]: [i] } }));
+  // More shapes than the 32 lmdb-js shares, as an older build wrote them: records with structures.
+  const before = open({ path: dir, compression: false, maxDbs: 8, noSubdir: false });
+  const old = before.openDB({ name: 'values' });
+  await before.transaction(() => shapes.forEach((shape, i) => old.put(i, shape)));
+  const isMap = (bytes: Buffer) => (bytes[0] & 0xf0) === 0x80 || bytes[0] === 0xde || bytes[0] === 0xdf;
+  t.notOk(isMap(old.getBinary(79)!), 'the older write stored records, not maps');
+  await before.close();
+
+  const reopened = openStore(dir);
+  t.teardown(() => reopened.close());
+  const values = reopened.db('values');
+  shapes.forEach((shape, i) => t.same(values.get(i), shape));
+  await reopened.commit(() => values.put('new', { plain: true }));
+  t.ok(isMap(values.getBinary('new')!), 'a new value is a msgpack map');
+});
