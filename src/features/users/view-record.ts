@@ -130,26 +130,26 @@ function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes): Buffer {
  * undefined; entries stay in group ID order, the order of the memberships table's keys.
  */
 export function withGroupEntry(groups: Buffer, groupId: string, member: string | undefined): Buffer {
-  const entries: GroupEntry[] = [...groupEntriesIn(groups)].filter((entry) => entry.groupId !== groupId);
+  const id = Buffer.from(groupId);
+  const entries = [...groupEntriesIn(groups)].filter((entry) => !entry.id.equals(id));
   if (member !== undefined) {
-    const id = Buffer.from(groupId);
-    const at = entries.findIndex((entry) => Buffer.compare(Buffer.from(entry.groupId), id) > 0);
-    entries.splice(at === -1 ? entries.length : at, 0, { groupId, member });
+    const at = entries.findIndex((entry) => Buffer.compare(entry.id, id) > 0);
+    entries.splice(at === -1 ? entries.length : at, 0, { groupId, id, member: Buffer.from(member) });
   }
   return encodeGroupEntries(entries);
 }
 
-/** The entries of a groups part, with each member's JSON as bytes. */
-function* groupEntriesIn(groups: Buffer): Generator<{ groupId: string; member: Buffer }> {
+/** The entries of a groups part, with each group ID also as its bytes and each member's JSON as bytes. */
+function* groupEntriesIn(groups: Buffer): Generator<{ groupId: string; id: Buffer; member: Buffer }> {
   let at = 0;
   while (at < groups.length) {
     const idLength = groups.readUInt32LE(at);
-    const groupId = groups.toString('utf8', at + 4, at + 4 + idLength);
+    const id = groups.subarray(at + 4, at + 4 + idLength);
     at += 4 + idLength;
     const memberLength = groups.readUInt32LE(at);
     const member = groups.subarray(at + 4, at + 4 + memberLength);
     at += 4 + memberLength;
-    yield { groupId, member };
+    yield { groupId: id.toString('utf8'), id, member };
   }
 }
 
