@@ -47,3 +47,21 @@ t.test('bodies are put together with each listed group rendered once, skipping a
   });
   t.equal(platformBody(none, groupBytes).toString(), '{"groups":[]}');
 });
+
+t.test("bodies copy out of LMDB's reused read buffer, which is larger than the value it holds", async (t) => {
+  const { openStore } = await import('../../../src/storage/store.js');
+  const store = openStore(t.testdir());
+  t.teardown(() => store.close());
+  const records = store.db<Buffer>('records', { encoding: 'binary' });
+  const access = { state: 'enabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] };
+  const record = (size: number) =>
+    encodeUserView({ platformHead: `{"pad":"${'x'.repeat(size)}","groups":`, meHead: '{"groups":', tail: '}', schemaStamp: 's', access, groups: groups() });
+  await store.commit(() => {
+    records.put('big', record(100_000));
+    records.put('small', record(10));
+  });
+  records.getBinaryFast('big');
+  const small = records.getBinaryFast('small')!;
+  t.equal(platformBody(small, () => undefined).toString(), `{"pad":"${'x'.repeat(10)}","groups":[]}`);
+  t.equal(meBody(meView(small), () => undefined).toString(), '{"groups":[]}');
+});
