@@ -5,6 +5,7 @@ import { tokenFor } from '../helpers/tokens.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { storeDigest } from '../helpers/store-digest.js';
 import { buildRoutes } from '../../src/app.js';
+import { manualClock } from '../../src/lib/clock.js';
 
 // Property-based hostile input over every route: random and adversarial path segments, query strings,
 // headers, content types and bodies. Never a 5xx; every refusal has the ADDENDUM §7 body and changes nothing.
@@ -13,11 +14,16 @@ const runs = Number(process.env.HOSTILE_RUNS ?? 20);
 const seed = Number(process.env.HOSTILE_SEED ?? Date.now() % 1_000_000);
 t.comment(`hostile-input seed ${seed} (replay with HOSTILE_SEED=${seed})`);
 
-const server = await startServer(t);
+// The clock stands still: an authenticated `/me` call stamps `meta.last_active` (at most once a minute,
+// refused or not: docs/API.md), and that stamp is not the change a refused request must not make.
+const clock = manualClock();
+const server = await startServer(t, { clock });
 const { deps } = server;
 const otherApp = await deps.apps.create('other');
 const otherCredential = await deps.apps.createCredential(otherApp.id);
 const signedIn = await tokenFor(server, { email: 'hostile@example.com' });
+const stamped = await server.request('GET', `/me/applications/${server.app.id}/data`, { token: signedIn.token });
+if (stamped.status !== 200 || !stamped.body.meta.last_active) throw new Error(`the first /me call answered ${stamped.status}`);
 const names = deps.config.names;
 
 const adversarialSegment = fc.oneof(

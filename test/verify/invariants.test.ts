@@ -1,9 +1,15 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startServer } from '../helpers/server.js';
 import { verifyStore } from '../../src/verify/invariants.js';
 import { allInvariants } from '../../src/verify/all.js';
 import { userCountKey } from '../../src/features/users/directory.js';
 import { encodeGroupEntries, encodeUserView } from '../../src/features/users/view-record.js';
+
+/** Exactly these problems, in this order: a `match` alone would pass with more. */
+function problemsAre(t: Test, problems: string[], patterns: RegExp[]): void {
+  t.equal(problems.length, patterns.length, problems.join('\n'));
+  t.match(problems, patterns);
+}
 
 t.test('a consistent store passes every invariant; a broken counter, index or view is reported', async (t) => {
   const server = await startServer(t);
@@ -18,17 +24,17 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
   t.same(verifyStore(deps, allInvariants).problems, []);
 
   await deps.store.commit(() => deps.store.db('counters').put(userCountKey(server.app.id), 4));
-  t.match(verifyStore(deps, allInvariants).problems, [/user count.*counter says 4, recount finds 5/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/user count.*counter says 4, recount finds 5/]);
   await deps.store.commit(() => deps.store.db('counters').put(userCountKey(server.app.id), 5));
 
   const lookup = deps.store.db('user_lookup');
   const [firstKey] = [...lookup.getKeys({ limit: 1 })];
   await deps.store.commit(() => lookup.remove(firstKey));
-  t.match(verifyStore(deps, allInvariants).problems, [/user lookup index.*is not indexed/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/user lookup index.*is not indexed/]);
   await deps.store.commit(() => lookup.put(firstKey, true));
 
   await deps.store.commit(() => deps.profiles.records.remove([server.app.id, 'u3']));
-  t.match(verifyStore(deps, allInvariants).problems, [/profile read model.*u3.*no prepared profile/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/profile read model.*u3.*no prepared profile/]);
 
   const appId = server.app.id;
   const bodies = deps.profiles.renderBodies(deps.users.get(appId, 'u2')!, deps.apps.require(appId).schema);
@@ -39,7 +45,7 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
     groups: encodeGroupEntries([{ groupId: 'group_gone', member: '{"stale":true}' }]),
   });
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleGroups));
-  t.match(verifyStore(deps, allInvariants).problems, [/stored groups of u2.*stale/, /u3.*no prepared profile/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/stored groups of u2.*stale/, /u3.*no prepared profile/]);
 
   const staleAccess = encodeUserView({
     ...bodies,
@@ -48,11 +54,11 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
     groups: encodeGroupEntries([]),
   });
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleAccess));
-  t.match(verifyStore(deps, allInvariants).problems, [/access marks of u2.*stale/, /u3.*no prepared profile/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/access marks of u2.*stale/, /u3.*no prepared profile/]);
 
   const files = deps.store.db('user_files');
   await deps.store.commit(() => files.put([appId, 'u1', 'avatar'], { content_type: 'image/png', sha256: 'f'.repeat(64), bytes: Buffer.from('x') }));
-  t.match(verifyStore(deps, allInvariants).problems, [/u2/, /u3/, /profile files.*stored file avatar of u1.*not what its profile describes/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/u2/, /u3/, /profile files.*stored file avatar of u1.*not what its profile describes/]);
 });
 
 t.test('`svc verify` answers 0 on a sound data dir and 1 with the problems on a broken one', async (t) => {

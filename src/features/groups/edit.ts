@@ -208,7 +208,7 @@ export class GroupEdit {
   }
 
   /**
-   * Stages the group's new totals and its profiles' pairs. 409 `E_LAST_OWNER` when the turn would
+   * Stages the group's new totals and what profiles show of the group and its changed members. 409 `E_LAST_OWNER` when the turn would
    * leave a group that had an active owner without one (unless `ownerRule` is off: a user deleted).
    */
   finish(options: { ownerRule: boolean } = { ownerRule: true }): GroupView {

@@ -16,7 +16,7 @@ function all<C>(deps: Deps, kind: string): Stored<C>[] {
 
 const groupIdOf = (key: Key[]) => `${String(key[0])}/${String(key[1])}`;
 
-/** What must hold between groups, their members and invites, their totals, indexes and profile pairs. */
+/** What must hold between groups, their members and invites, their totals, indexes and what profiles show of them. */
 export const groupInvariants: Invariant[] = [
   {
     name: 'group count',
@@ -73,7 +73,7 @@ export const groupInvariants: Invariant[] = [
     },
   },
   {
-    name: 'profile group pairs',
+    name: 'profile groups',
     check(deps) {
       const problems: string[] = [];
       const { memberships, groupViews } = deps.profiles;

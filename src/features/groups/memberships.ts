@@ -49,7 +49,7 @@ export class GroupMemberships {
 
   /** The committed rendering of a group, as profiles and `GET /me/groups` list it. */
   renderedGroup(appId: string, groupId: string): Record<string, unknown> | undefined {
-    const bytes = this.profiles.groupViews.getBinary([appId, groupId]);
+    const bytes = this.profiles.groupRendering(appId, groupId);
     return bytes && JSON.parse(bytes.toString('utf8'));
   }
 

@@ -6,7 +6,7 @@ import { runHolding } from './locking.js';
 
 /**
  * Runs `body` (which deletes the user) in a turn that first takes the user out of every group of
- * its app: its members go, with their pending invites, and their pairs. A deleted user may leave a
+ * its app: its members go, with their pending invites and their profile entries. A deleted user may leave a
  * group without an active owner: the owner rule does not hold back a deletion.
  */
 export function runRemovingUser<T>(

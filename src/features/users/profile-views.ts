@@ -11,6 +11,7 @@ import {
   accessPart,
   encodeGroupEntries,
   encodeUserView,
+  groupsList,
   groupsPart,
   meBody,
   meView,
@@ -75,12 +76,12 @@ export class ProfileViews {
 
   /** JSON text of the user's `{group, member}` pairs, as its bodies list them. */
   groupsJson(appId: string, userId: string): string {
-    const groupBytes = this.groupBytesOf(appId);
-    const pairs = this.groupEntries(appId, userId).flatMap(({ groupId, member }) => {
-      const group = groupBytes(groupId);
-      return group ? [`{"group":${Buffer.from(group).toString('utf8')},"member":${member}}`] : [];
-    });
-    return `[${pairs.join(',')}]`;
+    return groupsList(this.groupEntries(appId, userId), this.groupBytesOf(appId)).toString('utf8');
+  }
+
+  /** The committed rendering of a group as JSON bytes (a copy). */
+  groupRendering(appId: string, groupId: string): Buffer | undefined {
+    return this.groupViews.getBinary([appId, groupId]);
   }
 
   /**
@@ -101,9 +102,11 @@ export class ProfileViews {
   /**
    * Renders the user's view record again; `user` is the turn's view of it when the caller has one
    * (otherwise it is read back from the write transaction). `groups: 'record'` takes the
-   * memberships from the record being replaced: right for a turn that changed none of the user's
-   * members, since every member change rewrites the record in its own transaction, with
-   * `{changedGroup}`, which reads that group's entry again.
+   * memberships from the record being replaced, `{changedGroup}` that record with the one group's
+   * entry read again. Both are exact because every member change rewrites its user's record in the
+   * same transaction that stores the member's entry, and derived writes run one after another
+   * inside the write transaction, each reading what the ones before it wrote (a turn that holds
+   * only a group's lock still serializes with the user's own turns there).
    */
   rewrite(
     appId: string,
@@ -173,8 +176,7 @@ export class ProfileViews {
   }
 
   private groupBytesOf(appId: string): GroupBytes {
-    // A copy (`getBinary`): a body is put together from several reads.
-    return (groupId) => this.groupViews.getBinary([appId, groupId]);
+    return (groupId) => this.groupRendering(appId, groupId);
   }
 }
 

@@ -114,16 +114,26 @@ function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes): Buffer {
     return body;
   }
   const own = copyOf(record);
-  const pieces: Uint8Array[] = [own.subarray(headStart, headEnd), LIST_OPEN];
-  for (const { groupId, member } of groupEntriesIn(own.subarray(groupsStart, groupsEnd))) {
+  const groups = groupsListPieces(groupEntriesIn(own.subarray(groupsStart, groupsEnd)), groupBytes);
+  return Buffer.concat([own.subarray(headStart, headEnd), ...groups, own.subarray(tailStart, tailEnd)]);
+}
+
+/** The pieces of a `groups` value, `[{"group":…,"member":…},…]`; an entry whose group has no rendering is left out. */
+function groupsListPieces(entries: Iterable<GroupEntry>, groupBytes: GroupBytes): Uint8Array[] {
+  const pieces: Uint8Array[] = [LIST_OPEN];
+  for (const { groupId, member } of entries) {
     const group = groupBytes(groupId);
     if (!group) continue;
-    if (pieces.length > 2) pieces.push(LIST_NEXT);
-    pieces.push(PAIR_OPEN, group, PAIR_MEMBER, member, PAIR_CLOSE);
+    if (pieces.length > 1) pieces.push(LIST_NEXT);
+    pieces.push(PAIR_OPEN, group, PAIR_MEMBER, typeof member === 'string' ? Buffer.from(member) : member, PAIR_CLOSE);
   }
-  pieces.push(LIST_CLOSE, own.subarray(tailStart, tailEnd));
-  return Buffer.concat(pieces);
+  pieces.push(LIST_CLOSE);
+  return pieces;
 }
+
+/** The `groups` value of a body listing `entries`, as JSON bytes. */
+export const groupsList = (entries: Iterable<GroupEntry>, groupBytes: GroupBytes): Buffer =>
+  Buffer.concat(groupsListPieces(entries, groupBytes));
 
 /**
  * `groups` (a groups part) with the entry of `groupId` set to `member`, or dropped when `member` is

@@ -1,5 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { allInvariants } from '../../../src/verify/all.js';
 import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
 
 t.test('POST /me/groups makes the caller the active owner; GET shows it to members only', async (t) => {
@@ -93,8 +95,11 @@ t.test('deleting a group removes its members, invites and profile pairs', async 
   t.same(list.body.results.map((g: any) => g.id), [other.group.id]);
   t.equal(list.body.total_results, 1);
 
+  t.same(verifyStore(server.deps, allInvariants).problems, [], 'no record still names the group, no entry or rendering is left');
+
   t.equal((await api.del(`/groups/${other.group.id}`)).status, 204, 'the platform deletes too');
   t.equal((await api.del(`/groups/${other.group.id}`)).status, 404);
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
 });
 
 t.test('platform groups: create answers the plain group; paging and lookup_filter', async (t) => {

@@ -1,0 +1,68 @@
+import t from 'tap';
+import { startServer } from '../../helpers/server.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { allInvariants } from '../../../src/verify/all.js';
+import { as, assertProfilesConsistent, groupOf, person, platform } from './helpers.js';
+
+// A profile write holds only its user's lock and a group change only its group's, yet both rewrite
+// the user's view record: nothing either does may be lost when they run at once.
+t.test("profile writes and changes to the user's groups at once leave every profile exact", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const groups = [];
+  for (const name of ['one', 'two', 'three', 'four']) groups.push((await groupOf(server, ada, name)).group.id as string);
+  const memberOf = new Map<string, string>();
+  for (const groupId of groups) {
+    const added = await api.post(`/groups/${groupId}/members`, { user_id: bob.userId, roles: [] });
+    t.equal(added.status, 200);
+    memberOf.set(groupId, added.body.id);
+  }
+  const leaving = groups[3];
+
+  for (let round = 0; round < 15; round++) {
+    const answers = await Promise.all([
+      ...[0, 1, 2].map((n) => api.patch(`/users/${bob.userId}/data`, { data: { [`field_${n}`]: round } })),
+      ...groups.slice(0, 3).map((groupId) => api.put(`/groups/${groupId}/members/${memberOf.get(groupId)}`, { roles: [`r${round}`] })),
+      ...groups.map((groupId) => as(server, ada).put(`/me/groups/${groupId}`, { name: `${groupId.slice(-4)} ${round}` })),
+      round % 2 === 0
+        ? as(server, bob).del(`/me/groups/${leaving}/members/${memberOf.get(leaving)}`)
+        : api.post(`/groups/${leaving}/members`, { user_id: bob.userId, roles: [] }).then((added) => {
+            memberOf.set(leaving, added.body.id);
+            return added;
+          }),
+    ]);
+    t.same(answers.filter((answer) => answer.status >= 300).map((answer) => answer.text), [], `round ${round}: every change is taken`);
+  }
+
+  const profile = (await api.get(`/users/${bob.userId}/data`)).body;
+  t.match(profile.data, { field_0: 14, field_1: 14, field_2: 14 });
+  t.same(profile.groups.map((pair: any) => pair.group.id), groups.slice(0, 3), 'bob left the fourth group in the last round');
+  for (const pair of profile.groups) {
+    t.same(pair.member.roles, ['r14']);
+    t.match(pair.group.name, / 14$/);
+  }
+  await assertProfilesConsistent(t, server, [ada.userId, bob.userId]);
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
+
+t.test('a schema change re-renders the /me body of a user in groups, with its groups', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  t.equal((await api.patch(`/users/${ada.userId}/data`, { data: { nickname: 'Countess' } })).status, 200);
+  const mePath = `/me/applications/${server.app.id}/data`;
+  const before = (await as(server, ada).get(mePath)).body;
+  t.equal(before.data.nickname, undefined, 'an unknown field is the app\'s');
+  t.same(before.groups.map((pair: any) => pair.group.id), [group.id]);
+
+  await server.deps.apps.update(server.app.id, {
+    schema: { fields: { nickname: { type: 'string', user_readable: true } }, allow_unknown_fields: true },
+  });
+  const after = await as(server, ada).get(mePath);
+  t.equal(after.status, 200);
+  t.equal(after.body.data.nickname, 'Countess', 'rendered again under the new schema');
+  t.same(after.body.groups, before.groups, 'with the same groups');
+});
