@@ -166,10 +166,11 @@ function* groupEntriesIn(groups: Buffer): Generator<{ groupId: string; id: Buffe
 /** The platform body, whole: a copy, never LMDB's buffer. */
 export const platformBody = (record: Buffer, groupBytes: GroupBytes): Buffer => bodyOf(record, PLATFORM_HEAD, groupBytes);
 
-/** The `/me` body as rendered, and the schema stamp it was rendered under. */
+/** What a `/me` answer needs of a view record, kept by the bearer step for the GET that may answer. */
 export interface MeView {
   /** A copy of the whole record, whose `/me` body `meBody` puts together when it is asked for. */
   record: Buffer;
+  /** The app's `updated_at` when the `/me` head was rendered. */
   schemaStamp: string;
 }
 
