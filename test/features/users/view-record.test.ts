@@ -3,6 +3,15 @@ import { encodeGroupEntries, encodeUserView, meBody, meView, platformBody, withG
 
 const groups = (...ids: string[]) => encodeGroupEntries(ids.map((groupId) => ({ groupId, member: `{"of":"${groupId}"}` })));
 
+/** A view record of these bodies and groups, enabled, with no revocation marks. */
+const recordOf = (parts: { platformHead: string; meHead: string; tail: string; schemaStamp?: string; groups?: Buffer }) =>
+  encodeUserView({
+    schemaStamp: '',
+    access: { state: 'enabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
+    groups: groups(),
+    ...parts,
+  });
+
 t.test('a group entry is set in group ID order, replaced in place, and dropped', async (t) => {
   t.same(withGroupEntry(groups('g1', 'g3'), 'g2', '{"of":"g2"}'), groups('g1', 'g2', 'g3'), 'inserted between');
   t.same(withGroupEntry(groups('g2', 'g3'), 'g1', '{"of":"g1"}'), groups('g1', 'g2', 'g3'), 'inserted first');
@@ -15,12 +24,11 @@ t.test('a group entry is set in group ID order, replaced in place, and dropped',
 });
 
 t.test('bodies are put together with each listed group rendered once, skipping a group that is gone', async (t) => {
-  const record = encodeUserView({
+  const record = recordOf({
     platformHead: '{"id":"u","data":{"secret":1},"groups":',
     meHead: '{"id":"u","data":{},"groups":',
     tail: ',"meta":{}}',
     schemaStamp: 'stamp',
-    access: { state: 'enabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
     groups: groups('g1', 'gone', 'g2'),
   });
   const rendered: Record<string, Buffer> = { g1: Buffer.from('{"name":"one"}'), g2: Buffer.from('{"name":"two"}') };
@@ -37,14 +45,7 @@ t.test('bodies are put together with each listed group rendered once, skipping a
   const view = meView(record);
   t.equal(view.schemaStamp, 'stamp');
   t.same(JSON.parse(meBody(view, groupBytes).toString()).data, {});
-  const none = encodeUserView({
-    platformHead: '{"groups":',
-    meHead: '{"groups":',
-    tail: '}',
-    schemaStamp: '',
-    access: { state: 'enabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
-    groups: groups(),
-  });
+  const none = recordOf({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}' });
   t.equal(platformBody(none, groupBytes).toString(), '{"groups":[]}');
 });
 
@@ -53,9 +54,7 @@ t.test("bodies copy out of LMDB's reused read buffer, which is larger than the v
   const store = openStore(t.testdir());
   t.teardown(() => store.close());
   const records = store.db<Buffer>('records', { encoding: 'binary' });
-  const access = { state: 'enabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] };
-  const record = (size: number) =>
-    encodeUserView({ platformHead: `{"pad":"${'x'.repeat(size)}","groups":`, meHead: '{"groups":', tail: '}', schemaStamp: 's', access, groups: groups() });
+  const record = (size: number) => recordOf({ platformHead: `{"pad":"${'x'.repeat(size)}","groups":`, meHead: '{"groups":', tail: '}' });
   await store.commit(() => {
     records.put('big', record(100_000));
     records.put('small', record(10));
