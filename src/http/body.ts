@@ -7,7 +7,7 @@ export interface BodyLimits {
   multipart: number;
 }
 
-export type BodyKind = 'json' | 'multipart';
+export type BodyKind = 'json' | 'form' | 'multipart';
 
 const NO_BODY: ParsedBody = { kind: 'none' };
 
@@ -59,6 +59,7 @@ export function parseBody(raw: Buffer, contentType: string | undefined, accepted
   if (raw.length === 0) return NO_BODY;
   const type = mediaType(contentType);
   if (type === 'application/json' && accepted.includes('json')) return { kind: 'json', value: parseJson(raw) };
+  if (type === 'application/x-www-form-urlencoded' && accepted.includes('form')) return parseForm(raw);
   if (type === 'multipart/form-data' && accepted.includes('multipart')) return parseMultipart(raw, contentType!);
   throw unsupportedMediaType(type || '(none)');
 }
@@ -69,6 +70,17 @@ function parseJson(raw: Buffer): unknown {
   } catch (error) {
     throw badJson((error as Error).message);
   }
+}
+
+/** An `application/x-www-form-urlencoded` body; a name given twice is refused (RFC 6749 §3.2). */
+function parseForm(raw: Buffer): ParsedBody {
+  const fields = new Map<string, string>();
+  for (const [name, value] of new URLSearchParams(raw.toString('utf8'))) {
+    if (fields.has(name)) throw validationError({ [name]: ['given more than once'] });
+    fields.set(name, value);
+  }
+  // fromEntries defines own properties: a field named __proto__ stays a field.
+  return { kind: 'form', fields: Object.fromEntries(fields) };
 }
 
 function parseMultipart(raw: Buffer, contentType: string): ParsedBody {

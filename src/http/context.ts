@@ -9,6 +9,7 @@ export interface FilePart {
 export type ParsedBody =
   | { kind: 'none' }
   | { kind: 'json'; value: unknown }
+  | { kind: 'form'; fields: Record<string, string> }
   | { kind: 'multipart'; fields: Record<string, string>; files: Record<string, FilePart> };
 
 /** What authentication established about the caller. */

@@ -26,7 +26,11 @@ export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown)
   return result.output;
 }
 
-/** The request's JSON body checked against `schema`; a missing body counts as `{}`. */
+/**
+ * The request's JSON body (or the fields of a form body, which only a route accepting forms is
+ * handed) checked against `schema`; a missing body counts as `{}`.
+ */
 export function parseJsonBody<S extends v.GenericSchema>(ctx: RequestContext, schema: S): v.InferOutput<S> {
-  return parseInput(schema, ctx.body.kind === 'json' ? ctx.body.value : {});
+  const { body } = ctx;
+  return parseInput(schema, body.kind === 'json' ? body.value : body.kind === 'form' ? body.fields : {});
 }

@@ -31,6 +31,8 @@ export function sessionRoutes(deps: Deps): Route[] {
     {
       method: 'POST',
       path: '/hub/auth/token',
+      // JSON, or the form body OAuth clients send to a token endpoint (RFC 6749 §6).
+      body: ['json', 'form'],
       async handle(ctx) {
         const { refresh_token } = parseJsonBody(ctx, RefreshSchema);
         return ok(await refreshSession(deps, refresh_token));

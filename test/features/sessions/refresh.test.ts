@@ -113,3 +113,39 @@ t.test('a token with the signature of a verified token but another payload is re
   t.equal(spliced.status, 401);
   t.equal(spliced.body.code, 'E_UNAUTHORIZED');
 });
+
+t.test('the token endpoint takes the form body OAuth clients send, and refuses what RFC 6749 refuses', async (t) => {
+  const server = await startServer(t);
+  const first = await signInByLink(server, 'ada@example.com');
+  const form = (fields: string) =>
+    server.request('POST', '/hub/auth/token', {
+      rawBody: fields,
+      headers: { 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' },
+    });
+  const token = encodeURIComponent(first.refresh_token);
+
+  const twice = await form(`grant_type=refresh_token&refresh_token=${token}&refresh_token=${token}`);
+  t.equal(twice.status, 400);
+  t.same(twice.body.field_errors, { refresh_token: ['given more than once'] });
+  const unknown = await form(`grant_type=refresh_token&refresh_token=${token}&scope=openid`);
+  t.equal(unknown.status, 400);
+  t.ok(unknown.body.field_errors.scope, 'a parameter it does not know');
+  const proto = await form(`__proto__=x&refresh_token=${token}`);
+  t.equal(proto.status, 400, 'a field named __proto__ is a field, refused as unknown');
+  t.ok(proto.body.field_errors.__proto__);
+  const wrongGrant = await form(`grant_type=password&refresh_token=${token}`);
+  t.same(wrongGrant.body.field_errors, { grant_type: ['must be refresh_token'] });
+
+  const refreshed = await form(`grant_type=refresh_token&refresh_token=${token}&client_id=my-spa`);
+  t.equal(refreshed.status, 200, 'refused requests spent nothing');
+  t.same(Object.keys(refreshed.body).sort(), ['access_token', 'expires_in', 'refresh_token', 'token_type']);
+  t.equal((await probe(server, refreshed.body.access_token)).status, 200);
+  t.equal((await refresh(server, refreshed.body.refresh_token)).status, 200, 'the new refresh token works as JSON too');
+
+  const elsewhere = await server.request('POST', '/hub/auth/magic', {
+    app: server.app,
+    rawBody: 'verification_type=email',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  t.equal(elsewhere.status, 415, 'other routes take JSON only');
+});
