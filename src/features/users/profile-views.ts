@@ -131,12 +131,12 @@ export class ProfileViews {
 
   private groupsFor(appId: string, userId: string, source: GroupsSource): Buffer {
     const current = source === 'memberships' ? undefined : this.records.getBinaryFast([appId, userId]);
-    if (!current) return encodeGroupEntries(this.groupEntries(appId, userId));
+    if (!current || source === 'memberships') return encodeGroupEntries(this.groupEntries(appId, userId));
     if (source === 'record') return groupsPart(current);
-    const { changedGroup } = source as { changedGroup: string };
+    // The part is copied before the memberships read, which may reuse LMDB's buffer.
     const groups = groupsPart(current);
-    const member = this.memberships.get([appId, userId, changedGroup]);
-    return withGroupEntry(groups, changedGroup, member && JSON.stringify(member));
+    const member = this.memberships.get([appId, userId, source.changedGroup]);
+    return withGroupEntry(groups, source.changedGroup, member && JSON.stringify(member));
   }
 
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
@@ -165,7 +165,7 @@ export class ProfileViews {
   }
 
   /** Prepared bytes of the user's own view, re-rendered when the schema changed since; from `view` when given. */
-  meBytes(appId: string, userId: string, view = this.signedInView(appId, userId)?.me): Buffer | undefined {
+  meBytes(appId: string, userId: string, view = this.meViewOf(appId, userId)): Buffer | undefined {
     if (!view) return undefined;
     const app = this.apps.require(appId);
     if (view.schemaStamp === app.updated_at) return meBody(view, this.groupBytesOf(appId));
@@ -173,6 +173,11 @@ export class ProfileViews {
     if (!user) return undefined;
     const { meHead, tail } = this.renderBodies(user, app.schema);
     return Buffer.from(meHead + this.groupsJson(appId, userId) + tail);
+  }
+
+  private meViewOf(appId: string, userId: string): MeView | undefined {
+    const record = this.records.getBinaryFast([appId, userId]);
+    return record && meView(record);
   }
 
   private groupBytesOf(appId: string): GroupBytes {

@@ -99,10 +99,10 @@ const LIST_CLOSE = Buffer.from(']');
 
 /**
  * A whole body of `record`, the platform one or the `/me` one, with its `groups` filled in from
- * `groupBytes`. `record` may be the buffer LMDB reuses on its next read, and `groupBytes` reads:
- * a record with groups is copied before any of them is read.
+ * `groupBytes`. Unless `owned`, `record` may be the buffer LMDB reuses on its next read, and
+ * `groupBytes` reads: a record with groups is then copied before any of them is read.
  */
-function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes): Buffer {
+function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes, owned = false): Buffer {
   const [groupsStart, groupsEnd] = span(record, GROUPS);
   const [headStart, headEnd] = span(record, head);
   const [tailStart, tailEnd] = span(record, TAIL);
@@ -113,7 +113,7 @@ function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes): Buffer {
     body.set(record.subarray(tailStart, tailEnd), headEnd - headStart + GROUPS_NONE.length);
     return body;
   }
-  const own = copyOf(record);
+  const own = owned ? record : copyOf(record);
   const groups = groupsListPieces(groupEntriesIn(own.subarray(groupsStart, groupsEnd)), groupBytes);
   return Buffer.concat([own.subarray(headStart, headEnd), ...groups, own.subarray(tailStart, tailEnd)]);
 }
@@ -178,7 +178,7 @@ export interface MeView {
 export const meView = (record: Buffer): MeView => ({ record: copyOf(record), schemaStamp: textOf(record, SCHEMA_STAMP) });
 
 /** The `/me` body, whole: a copy, never LMDB's buffer. */
-export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => bodyOf(view.record, ME_HEAD, groupBytes);
+export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => bodyOf(view.record, ME_HEAD, groupBytes, true);
 
 export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, ACCESS)) as UserAccess;
 /** A copy of the groups part, to carry into the user's next record. */
