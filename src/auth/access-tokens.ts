@@ -1,4 +1,3 @@
-import { sessionStart } from './revocation.js';
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { ulid } from 'ulid';
 import { randomUUID } from 'node:crypto';
@@ -6,6 +5,7 @@ import { unauthorized } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
 import type { SigningKeys } from './signing-keys.js';
+import { sessionStart } from './revocation.js';
 import type { AuthLevel } from '../../machines/user.machine.js';
 
 export interface AccessClaims {

@@ -9,7 +9,7 @@ export interface BodyLimits {
 
 export type BodyKind = 'json' | 'form' | 'multipart';
 
-const NO_BODY: ParsedBody = { kind: 'none' };
+export const NO_BODY: ParsedBody = { kind: 'none' };
 
 export function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';', 1)[0].trim().toLowerCase();

@@ -1,7 +1,6 @@
+import { NO_BODY } from './body.js';
 import type { Caller, ParsedBody, RequestContext } from './context.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
-
-const NO_BODY: ParsedBody = { kind: 'none' };
 
 /**
  * A request's context, copied out of uWS while its request object is valid. A class rather than an
