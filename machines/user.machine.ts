@@ -142,3 +142,16 @@ export const userMachine = setup({
 });
 
 export const USER_MACHINE_VERSION = 1;
+
+/**
+ * The persisted snapshot of a user in `state` with `context`, as `getPersistedSnapshot` gives it:
+ * the machine has no history states, spawns no children and never stops, so that is all one holds.
+ * Users are stored as their profile records, from which the runtime restores them through this.
+ */
+export const persistedUser = (state: string, context: UserContext) => ({
+  status: 'active',
+  value: state,
+  historyValue: {},
+  context,
+  children: {},
+});

@@ -1,28 +1,41 @@
 import type { MigrationStep } from './storage/migrations.js';
-import type { ProfileViews } from './features/users/profile-views.js';
-import type { ActorRuntime } from './runtime/runtime.js';
-import type { Key } from './storage/store.js';
-import { USER_KIND } from './features/users/directory.js';
+import type { GroupsSource, ProfileViews } from './features/users/profile-views.js';
+import type { ActorRuntime, StoredSnapshot } from './runtime/runtime.js';
+import type { Key, Store } from './storage/store.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
 import { renderGroup, renderMember } from './features/groups/render.js';
 import type { GroupContext } from '../machines/group.machine.js';
 import type { MemberContext } from '../machines/member.machine.js';
+import { USER_MACHINE_VERSION } from '../machines/user.machine.js';
 
 /** Read-model databases of format 1, replaced by `user_views`. */
 const FORMAT_1_VIEWS = ['profile_views', 'profile_platform', 'profile_me', 'user_access'];
+
+/** Up to format 4, user snapshots had a table of their own, as other actor kinds still do. */
+const FORMAT_4_USERS = 'actor:user';
+
+/** Renders every user's view record from the snapshots of format 4 and before. */
+function renderLegacyUsers(store: Store, profiles: ProfileViews, groups: GroupsSource): void {
+  if (!store.hasDb(FORMAT_4_USERS)) return;
+  for (const { key, value } of store.db<StoredSnapshot>(FORMAT_4_USERS).getRange({})) {
+    const [appId, userId] = key as [string, string];
+    if (value.v !== USER_MACHINE_VERSION) throw new Error(`User snapshot ${appId}/${userId} is version ${value.v}`);
+    profiles.rewrite(appId, userId, { state: value.snapshot.value, context: value.snapshot.context }, groups);
+  }
+}
 
 /** `steps[n]` moves a data dir from format n to n + 1 (FORMAT_VERSION in storage/migrations.ts). */
 export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Record<number, MigrationStep> {
   return {
     // 1 → 2: a user's read model became one record (view-record.ts), rendered by the last step.
     1(store) {
-      for (const name of FORMAT_1_VIEWS) if (store.root.doesExist(name)) store.db(name).dropSync();
+      for (const name of FORMAT_1_VIEWS) if (store.hasDb(name)) store.db(name).dropSync();
     },
     // 2 → 3: the view record gained a part (its layout changed again in 4, whose step renders it).
     2() {},
     // 3 → 4: groups are rendered once (`group_views`), a profile's entry of a membership holds the
     // member alone, and a view record names its groups: render all of it anew from the snapshots.
-    3() {
+    3(store) {
       for (const key of [...profiles.memberships.getKeys({})]) profiles.memberships.remove(key);
       for (const key of runtime.table(MEMBER_KIND).getKeys({})) {
         const member = runtime.read<MemberContext>(MEMBER_KIND, key as Key[])!;
@@ -33,10 +46,13 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Reco
         const group = runtime.read<GroupContext>(GROUP_KIND, key as Key[])!;
         profiles.groupViews.put(key, Buffer.from(JSON.stringify(renderGroup(group))));
       }
-      for (const key of runtime.table(USER_KIND).getKeys({})) {
-        const [appId, userId] = key as [string, string];
-        profiles.rewrite(appId, userId);
-      }
+      renderLegacyUsers(store, profiles, 'memberships');
+    },
+    // 4 → 5: a user's view record is also its stored state (ProfileViews.snapshotStore): render
+    // each from its snapshot once more, keeping its memberships, and drop the snapshots' table.
+    4(store) {
+      renderLegacyUsers(store, profiles, 'record');
+      if (store.hasDb(FORMAT_4_USERS)) store.db(FORMAT_4_USERS).dropSync();
     },
   };
 }

@@ -12,7 +12,7 @@ import { createMetrics } from './http/metrics.js';
 import { machines } from '../machines/index.js';
 import type { MachineRegistry } from './runtime/machines.js';
 import { ProfileViews } from './features/users/profile-views.js';
-import { UserDirectory } from './features/users/directory.js';
+import { USER_KIND, UserDirectory } from './features/users/directory.js';
 import { createGroupsCore } from './features/groups/core.js';
 import { registerGroupLinkPurposes } from './features/groups/link-purposes.js';
 import { ActivityStamps, withActivity } from './features/users/activity.js';
@@ -40,6 +40,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = openStore(config.dataDir);
   const pepper = await loadPepper(store);
+  const apps = new ApplicationStore(store, pepper, clock);
+  const profiles = new ProfileViews(store, apps, config);
   const runtime = new ActorRuntime({
     store,
     machines: options.machines ?? machines,
@@ -47,9 +49,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     logger,
     maxActors: config.maxActors,
     idleMs: config.actorIdleMs,
+    snapshotStores: { [USER_KIND]: profiles.snapshotStore() },
   });
-  const apps = new ApplicationStore(store, pepper, clock);
-  const profiles = new ProfileViews(store, runtime, apps, config);
   try {
     await migrate(store, logger, formatSteps(runtime, profiles));
   } catch (error) {

@@ -1,4 +1,4 @@
-import { createActor, type AnyActorRef } from 'xstate';
+import { createActor, type AnyActorRef, type AnyMachineSnapshot } from 'xstate';
 import type { Logger } from 'pino';
 import { invalidTransition, notFound, unavailable } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
@@ -12,9 +12,22 @@ export interface ActorView<C> {
   context: C;
 }
 
-interface StoredSnapshot {
+/** A persisted snapshot with the version of the machine that wrote it. */
+export interface StoredSnapshot {
   v: number;
   snapshot: any;
+}
+
+/**
+ * Where a kind's snapshots are kept. By default each kind has a msgpack table of its own; a kind
+ * may keep them elsewhere (users keep theirs in their profile records: one value per user).
+ */
+export interface SnapshotStore {
+  get(key: Key[]): StoredSnapshot | undefined;
+  doesExist(key: Key[]): boolean;
+  /** Stores the actor's `snapshot`; runs inside the write transaction. */
+  put(key: Key[], snapshot: AnyMachineSnapshot): void;
+  remove(key: Key[]): void;
 }
 
 interface Resident {
@@ -57,6 +70,8 @@ export interface RuntimeOptions {
   logger: Logger;
   maxActors: number;
   idleMs: number;
+  /** Kinds whose snapshots are not kept in a table of their own (see `SnapshotStore`). */
+  snapshotStores?: Readonly<Record<string, SnapshotStore>>;
 }
 
 export const actorLockKey = (kind: string, key: Key[]) => `${kind}:${key.join('\u0000')}`;
@@ -65,25 +80,49 @@ export class ActorRuntime {
   private readonly residents = new Map<string, Resident>();
   private readonly locks = new KeyLocks();
   private readonly counters: Database<number, Key>;
+  private readonly stores = new Map<string, SnapshotStore>();
   private sweepTimer?: NodeJS.Timeout;
 
   constructor(private readonly options: RuntimeOptions) {
     this.counters = options.store.db<number>('counters');
     // Every table opened now: opening a named database the first time is a write, which a refused turn must not make.
-    for (const kind in options.machines) this.table(kind);
+    for (const kind in options.machines) this.stores.set(kind, options.snapshotStores?.[kind] ?? this.tableStore(kind));
     this.sweepTimer = setInterval(() => this.passivateIdle(), Math.max(1000, options.idleMs / 2));
     this.sweepTimer.unref();
   }
 
-  /** The stored table of a kind: `[…key] → {v, snapshot}`. */
+  /** The table of a kind that keeps its snapshots in one: `[…key] → {v, snapshot}`. */
   table(kind: string): Database<StoredSnapshot, Key> {
+    if (this.options.snapshotStores?.[kind]) throw new TypeError(`Snapshots of ${kind} are not kept in a table`);
     return this.options.store.db<StoredSnapshot>(`actor:${kind}`);
+  }
+
+  private tableStore(kind: string): SnapshotStore {
+    const table = this.table(kind);
+    const def = this.options.machines[kind];
+    return {
+      get: (key) => table.get(key),
+      doesExist: (key) => table.doesExist(key),
+      put: (key, snapshot) => table.put(key, { v: def.version, snapshot: def.machine.getPersistedSnapshot(snapshot) }),
+      remove: (key) => table.remove(key),
+    };
+  }
+
+  private snapshots(kind: string): SnapshotStore {
+    const store = this.stores.get(kind);
+    if (!store) throw new TypeError(`No machine registered for actor kind ${kind}`);
+    return store;
   }
 
   /** Committed view of an actor, read straight from LMDB without activating it. */
   read<C>(kind: string, key: Key[]): ActorView<C> | undefined {
-    const stored = this.table(kind).get(key);
+    const stored = this.snapshots(kind).get(key);
     return stored ? viewOf<C>(this.upgrade(kind, stored)) : undefined;
+  }
+
+  /** Whether the actor exists (committed), without reading it. */
+  exists(kind: string, key: Key[]): boolean {
+    return this.snapshots(kind).doesExist(key);
   }
 
   counter(key: Key): number {
@@ -152,10 +191,9 @@ export class ActorRuntime {
       return id;
     };
     const persist = (kind: string, key: Key[], resident: Resident) => {
-      const version = this.options.machines[kind].version;
-      const snapshot = resident.actor.getPersistedSnapshot();
-      const table = this.table(kind);
-      writes.push(() => table.put(key, { v: version, snapshot }));
+      const snapshot = resident.actor.getSnapshot();
+      const store = this.snapshots(kind);
+      writes.push(() => store.put(key, snapshot));
     };
     return {
       now,
@@ -169,7 +207,7 @@ export class ActorRuntime {
       },
       create: <C>(kind: string, key: Key[], input: unknown) => {
         const id = requireLock(kind, key);
-        if (this.residents.has(id) || (!removed.has(id) && this.table(kind).doesExist(key))) {
+        if (this.residents.has(id) || (!removed.has(id) && this.exists(kind, key))) {
           throw new TypeError(`Actor ${id} already exists`);
         }
         removed.delete(id);
@@ -199,8 +237,8 @@ export class ActorRuntime {
         // A removed actor must not stay resident, or later turns would still find it.
         this.evict(id);
         removed.add(id);
-        const table = this.table(kind);
-        writes.push(() => table.remove(key));
+        const store = this.snapshots(kind);
+        writes.push(() => store.remove(key));
       },
       put: (db, key, value) => writes.push(() => db.put(key, value)),
       del: (db, key) => writes.push(() => db.remove(key)),
@@ -228,7 +266,7 @@ export class ActorRuntime {
   }
 
   private activate(kind: string, key: Key[]): Resident | undefined {
-    const stored = this.table(kind).get(key);
+    const stored = this.snapshots(kind).get(key);
     if (!stored) return undefined;
     const { snapshot } = this.upgrade(kind, stored);
     const actor = createActor(this.machineOf(kind), { snapshot }).start();

@@ -17,6 +17,8 @@ export interface Store {
    * transaction that rolls back is left unusable.
    */
   db<V = any>(name: string, options?: DbOptions): Database<V, Key>;
+  /** Whether the environment holds a named database `name` (without opening, so without creating, it). */
+  hasDb(name: string): boolean;
   /**
    * Runs `write` in one batched write transaction; resolves once it is committed. If `write` throws,
    * none of its writes are kept and the promise rejects.
@@ -45,6 +47,11 @@ export function openStore(path: string): Store {
         dbs.set(name, db);
       }
       return db;
+    },
+    hasDb(name) {
+      // Not `root.doesExist(name)`: it answers false for the entries that name databases.
+      for (const key of root.getKeys({ start: name, limit: 1 })) return key === name;
+      return false;
     },
     async commit(write) {
       // A child transaction: if `write` throws, its writes roll back. Plain `transaction()` batches

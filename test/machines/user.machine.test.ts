@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createActor, type SnapshotFrom } from 'xstate';
 import { pack, unpack } from 'msgpackr';
-import { userMachine, type UserEvent, type UserInput } from '../../machines/user.machine.js';
+import { persistedUser, userMachine, type UserEvent, type UserInput } from '../../machines/user.machine.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const input: UserInput = { appId: 'app_1', id: 'user_1', data: { user_id: 'user_1', email: 'a@example.com' }, attributes: {}, at: T0 };
@@ -90,4 +90,19 @@ t.test('a snapshot survives msgpack and restores an actor that behaves the same'
   restored.send({ type: 'user.enable', at: T0 + 4 });
   t.equal(restored.getSnapshot().value, 'enabled');
   t.equal(restored.getSnapshot().context.meta.modified, iso(T0 + 4));
+});
+
+t.test('persistedUser is the snapshot XState persists, in either state, and restores the same actor', async (t) => {
+  const actor = start();
+  actor.send({ type: 'user.signIn', method: 'magic_link', verified: { email: 'a@example.com' }, at: T0 + 1 });
+  actor.send({ type: 'user.revokeSession', sid: 'ses_1', until: T0 + 60_000, at: T0 + 2 });
+  for (const event of [undefined, { type: 'user.disable', at: T0 + 3 } as const]) {
+    if (event) actor.send(event);
+    const { value, context } = actor.getSnapshot();
+    // Through JSON: XState's own form carries `output` and `error` as undefined, which nothing stores.
+    t.same(persistedUser(value, context), JSON.parse(JSON.stringify(actor.getPersistedSnapshot())), `when ${value}`);
+    const restored = createActor(userMachine, { snapshot: persistedUser(value, context) as SnapshotFrom<typeof userMachine>, input }).start();
+    t.same(restored.getSnapshot().context, context);
+    t.equal(restored.getSnapshot().can({ type: 'user.touch', at: T0 + 4 }), value === 'enabled');
+  }
 });

@@ -4,8 +4,23 @@ import { openStore } from '../../src/storage/store.js';
 import { FORMAT_VERSION, migrate, storedFormatVersion } from '../../src/storage/migrations.js';
 import { loadConfig } from '../../src/config.js';
 import { openServices } from '../../src/services.js';
+import type { Deps } from '../../src/deps.js';
+import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
 
 const logger = pino({ level: 'silent' });
+
+/**
+ * Stages the users' snapshots as formats up to 4 kept them, in a table of their own (format 5 keeps
+ * them in the view records); `change` may alter a snapshot's context on the way.
+ */
+function stageFormat4Users(deps: Deps, change: (context: UserContext) => UserContext = (context) => context): void {
+  const table = deps.store.db('actor:user');
+  for (const key of deps.profiles.records.getKeys({})) {
+    const [appId, userId] = key as [string, string];
+    const user = deps.users.get(appId, userId)!;
+    table.put(key, { v: USER_MACHINE_VERSION, snapshot: persistedUser(user.state, change(user.context)) });
+  }
+}
 
 t.test('a fresh data dir is stamped with the current format', async (t) => {
   const store = openStore(t.testdir());
@@ -72,7 +87,9 @@ t.test('format 1 → current: the read model is rendered anew into one record pe
   // A data dir as format 1 left it: no view records, the old read-model databases in their place.
   const { deps } = server;
   const old = deps.store.db('profile_platform', { encoding: 'binary' });
+  deps.store.db('actor:user');
   await deps.store.commit(() => {
+    stageFormat4Users(deps);
     for (const id of ['a', 'b']) deps.profiles.records.remove([appId, id]);
     old.put([appId, 'a'], Buffer.from('{"stale":true}'));
     deps.store.db('meta').put('format_version', 1);
@@ -81,7 +98,8 @@ t.test('format 1 → current: the read model is rendered anew into one record pe
 
   server = await startServer(t, { dataDir });
   t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
-  t.notOk(server.deps.store.root.doesExist('profile_platform'), 'the old read model is dropped');
+  t.notOk(server.deps.store.hasDb('profile_platform'), 'the old read model is dropped');
+  t.notOk(server.deps.store.hasDb('actor:user'), 'so is the old table of user snapshots');
   const read = await server.request('GET', `/applications/${appId}/users/a/data`, { app });
   t.equal(read.status, 200);
   t.same(read.body, expected);
@@ -110,7 +128,9 @@ t.test('format 3 → 4: groups are rendered once and view records name them; pro
   const parts = [JSON.stringify(expected), JSON.stringify(expected), 'stale', '{}', pairs].map((text) => Buffer.from(text));
   const header = Buffer.alloc(4 * parts.length);
   parts.forEach((part, index) => header.writeUInt32LE(part.length, index * 4));
+  deps.store.db('actor:user');
   await deps.store.commit(() => {
+    stageFormat4Users(deps);
     deps.profiles.memberships.put([app.id, userId, group.id], expected.groups[0]);
     // Entries are rebuilt from the member records, so one that outlived its member goes.
     deps.profiles.memberships.put([app.id, userId, 'group_gone'], { group: {}, member: {} });
@@ -129,6 +149,41 @@ t.test('format 3 → 4: groups are rendered once and view records name them; pro
   const renamed = await server.request('PUT', `/me/groups/${group.id}`, { token: owner.access_token, body: { name: 'renamed' } });
   t.equal(renamed.status, 200);
   t.equal((await server.request('GET', profilePath, { app })).body.groups[0].group.name, 'renamed');
+  const { verifyStore } = await import('../../src/verify/invariants.js');
+  const { allInvariants } = await import('../../src/verify/all.js');
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
+
+t.test('format 4 → 5: users are rendered from their snapshots into their records, which then hold them', async (t) => {
+  const { startServer } = await import('../helpers/server.js');
+  const { signInByLink } = await import('../helpers/sign-in.js');
+  const dataDir = t.testdir();
+  let server = await startServer(t, { dataDir });
+  const { app } = server;
+  const owner = await signInByLink(server, 'owner@example.com');
+  const group = (await server.request('POST', '/me/groups', { token: owner.access_token, body: { name: 'kept' } })).body.group;
+  const userId = owner.app_user_id;
+  const profilePath = `/applications/${app.id}/users/${userId}/data`;
+  const before = (await server.request('GET', profilePath, { app })).body;
+  // The snapshot is what format 4 held as the user; the record only a read model of it.
+  const { deps } = server;
+  deps.store.db('actor:user');
+  await deps.store.commit(() => {
+    stageFormat4Users(deps, (context) => ({ ...context, data: { ...context.data, from: 'snapshot' } }));
+    deps.store.db('meta').put('format_version', 4);
+  });
+  await server.close();
+
+  server = await startServer(t, { dataDir });
+  t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
+  t.notOk(server.deps.store.hasDb('actor:user'), 'the table of user snapshots is dropped');
+  const after = (await server.request('GET', profilePath, { app })).body;
+  t.same(after, { ...before, data: { ...before.data, from: 'snapshot' } }, 'rendered from the snapshot, its group kept');
+  t.equal(after.groups[0].group.id, group.id);
+  const me = await server.request('GET', `/me/applications/${app.id}/data`, { token: owner.access_token });
+  t.equal(me.status, 200, 'its session still holds');
+  const write = await server.request('PATCH', profilePath, { app, body: { data: { n: 1 } } });
+  t.same(write.body.data, { ...after.data, n: 1 });
   const { verifyStore } = await import('../../src/verify/invariants.js');
   const { allInvariants } = await import('../../src/verify/all.js');
   t.same(verifyStore(server.deps, allInvariants).problems, []);

@@ -33,10 +33,16 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
   problemsAre(t, verifyStore(deps, allInvariants).problems, [/user lookup index.*is not indexed/]);
   await deps.store.commit(() => lookup.put(firstKey, true));
 
-  await deps.store.commit(() => deps.profiles.records.remove([server.app.id, 'u3']));
-  problemsAre(t, verifyStore(deps, allInvariants).problems, [/profile read model.*u3.*no prepared profile/]);
-
+  // A user's record is its stored state: without it the user is gone, and its count and index entry say otherwise.
   const appId = server.app.id;
+  const u3 = deps.profiles.records.getBinary([appId, 'u3'])!;
+  await deps.store.commit(() => deps.profiles.records.remove([appId, 'u3']));
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [
+    /user count.*counter says 5, recount finds 4/,
+    /user lookup index.*u3@example.com.*names no such user address/,
+  ]);
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u3'], u3));
+
   const bodies = deps.profiles.renderBodies(deps.users.get(appId, 'u2')!, deps.apps.require(appId).schema);
   const staleGroups = encodeUserView({
     ...bodies,
@@ -45,20 +51,29 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
     groups: encodeGroupEntries([{ groupId: 'group_gone', member: '{"stale":true}' }]),
   });
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleGroups));
-  problemsAre(t, verifyStore(deps, allInvariants).problems, [/stored groups of u2.*stale/, /u3.*no prepared profile/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/stored groups of u2.*stale/]);
 
   const staleAccess = encodeUserView({
     ...bodies,
     schemaStamp: 'stale',
-    access: { state: 'disabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
+    access: { state: 'enabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
     groups: encodeGroupEntries([]),
   });
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u2'], staleAccess));
-  problemsAre(t, verifyStore(deps, allInvariants).problems, [/access marks of u2.*stale/, /u3.*no prepared profile/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/access marks of u2.*stale/]);
+
+  const disabledBody = encodeUserView({
+    ...deps.profiles.renderBodies(deps.users.get(appId, 'u1')!, deps.apps.require(appId).schema),
+    schemaStamp: 'stale',
+    access: { ...deps.profiles.signedInView(appId, 'u1')!.access, state: 'disabled' },
+    groups: encodeGroupEntries([]),
+  });
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u1'], disabledBody));
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/u1 is stale/, /access marks of u2.*stale/]);
 
   const files = deps.store.db('user_files');
   await deps.store.commit(() => files.put([appId, 'u1', 'avatar'], { content_type: 'image/png', sha256: 'f'.repeat(64), bytes: Buffer.from('x') }));
-  problemsAre(t, verifyStore(deps, allInvariants).problems, [/u2/, /u3/, /profile files.*stored file avatar of u1.*not what its profile describes/]);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/u1/, /u2/, /profile files.*stored file avatar of u1.*not what its profile describes/]);
 });
 
 t.test('`svc verify` answers 0 on a sound data dir and 1 with the problems on a broken one', async (t) => {

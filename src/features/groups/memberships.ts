@@ -72,7 +72,7 @@ export class GroupMemberships {
       const userId = this.userOf(turn, appId, groupId, memberId);
       if (userId) affected.add(userId);
     }
-    for (const userId of affected) this.users.refreshView(turn, appId, userId, undefined, { changedGroup: groupId });
+    for (const userId of affected) this.users.refreshGroup(turn, appId, userId, groupId);
   }
 
   /** Stages the removal of a deleted group's rendering and of every entry of its members. */
@@ -80,7 +80,7 @@ export class GroupMemberships {
     turn.del(this.profiles.groupViews, [appId, groupId]);
     for (const userId of userIds) {
       turn.del(this.profiles.memberships, [appId, userId, groupId]);
-      this.users.refreshView(turn, appId, userId, undefined, { changedGroup: groupId });
+      this.users.refreshGroup(turn, appId, userId, groupId);
     }
   }
 

@@ -4,7 +4,7 @@ import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../.
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { Attributes, ProfileData, UserContext, UserEvent } from '../../../machines/user.machine.js';
 import { addressesOf, normalizeAddress, type AddressKind } from './addresses.js';
-import type { GroupsSource, ProfileViews } from './profile-views.js';
+import type { ProfileViews } from './profile-views.js';
 
 export const USER_KIND = 'user';
 export const userKey = (appId: string, userId: string): Key[] => [appId, userId];
@@ -46,7 +46,7 @@ export class UserDirectory {
   }
 
   exists(appId: string, userId: string): boolean {
-    return this.runtime.table(USER_KIND).doesExist(userKey(appId, userId));
+    return this.runtime.exists(USER_KIND, userKey(appId, userId));
   }
 
   require(appId: string, userId: string): UserView {
@@ -74,7 +74,6 @@ export class UserDirectory {
     const user = turn.create<UserContext>(USER_KIND, userKey(input.appId, input.id), { ...input, data, at: turn.now });
     this.reindex(turn, undefined, user);
     turn.count(userCountKey(input.appId), 1);
-    this.refreshView(turn, input.appId, input.id, user, 'record');
     return user;
   }
 
@@ -85,7 +84,6 @@ export class UserDirectory {
     // Snapshots are immutable: `before` still describes the user as it was after the send.
     const after = turn.send<UserContext>(USER_KIND, userKey(appId, userId), event);
     this.reindex(turn, before, after);
-    this.refreshView(turn, appId, userId, after, 'record');
     return after;
   }
 
@@ -95,15 +93,11 @@ export class UserDirectory {
     turn.remove(USER_KIND, userKey(appId, userId));
     this.reindex(turn, before, undefined);
     turn.count(userCountKey(appId), -1);
-    this.refreshView(turn, appId, userId);
   }
 
-  /**
-   * The profile read model of this user is rewritten in the turn's transaction, from `user` when
-   * given; `groups` as `ProfileViews.rewrite` takes it.
-   */
-  refreshView(turn: Turn, appId: string, userId: string, user?: UserView, groups?: GroupsSource): void {
-    turn.derive(() => this.views.rewrite(appId, userId, user, groups));
+  /** The user's record lists its member in `groupId` as the turn's transaction has it (or no longer). */
+  refreshGroup(turn: Turn, appId: string, userId: string, groupId: string): void {
+    turn.derive(() => this.views.regroup(appId, userId, { changedGroup: groupId }));
   }
 
   /**

@@ -1,22 +1,17 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Key } from '../../storage/store.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
-import type { UserContext } from '../../../machines/user.machine.js';
 import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
 import { addressesOf } from './addresses.js';
 import { isFileDescriptor } from './profile-files.js';
 import { encodeGroupEntries } from './view-record.js';
-import { USER_KIND, userCountKey } from './directory.js';
-
-interface StoredUser {
-  snapshot: { context: UserContext };
-}
+import { userCountKey } from './directory.js';
 
 /** What must hold between user records, their count, their lookup index and their read model. */
 export const userInvariants: Invariant[] = [
   {
     name: 'user count',
-    check: (deps) => counterMatchesRecount(deps, 'users', deps.runtime.table(USER_KIND), userCountKey),
+    check: (deps) => counterMatchesRecount(deps, 'users', deps.profiles.records, userCountKey),
   },
   {
     name: 'user lookup index',
@@ -24,8 +19,9 @@ export const userInvariants: Invariant[] = [
       const problems: string[] = [];
       const lookup = deps.store.db<true>('user_lookup');
       const expected = new Set<string>();
-      for (const { value } of deps.runtime.table(USER_KIND).getRange({})) {
-        const c = (value as unknown as StoredUser).snapshot.context;
+      for (const key of deps.profiles.records.getKeys({})) {
+        const [appId, userId] = key as [string, string];
+        const c = deps.users.get(appId, userId)!.context;
         for (const [kind, address] of addressesOf(c.data, c.verified_data)) {
           const key: Key = [c.appId, kind, address, Date.parse(c.meta.created), c.id];
           expected.add(JSON.stringify(key));
@@ -39,27 +35,23 @@ export const userInvariants: Invariant[] = [
     },
   },
   {
+    // A record is also the user's stored state: what it serves must be what that state renders to.
     name: 'profile read model',
     check(deps) {
       const problems: string[] = [];
-      const users = deps.runtime.table(USER_KIND);
-      for (const key of users.getKeys({})) {
+      for (const key of deps.profiles.records.getKeys({})) {
         const [appId, userId] = key as [string, string];
-        const prepared = deps.profiles.platformBytes(appId, userId);
+        const prepared = deps.profiles.platformBytes(appId, userId)!;
         const user = deps.users.get(appId, userId)!;
         const { platformHead, tail } = deps.profiles.renderBodies(user, deps.apps.require(appId).schema);
         const fresh = platformHead + deps.profiles.groupsJson(appId, userId) + tail;
         const access = deps.profiles.signedInView(appId, userId)?.access;
         const listed = encodeGroupEntries(deps.profiles.groupEntries(appId, userId));
-        if (!prepared) problems.push(`user ${userId} of ${appId} has no prepared profile`);
-        else if (Buffer.from(prepared).toString('utf8') !== fresh) problems.push(`prepared profile of ${userId} is stale`);
+        if (Buffer.from(prepared).toString('utf8') !== fresh) problems.push(`prepared profile of ${userId} is stale`);
         else if (!deps.profiles.storedGroups(appId, userId)!.equals(listed)) problems.push(`stored groups of ${userId} of ${appId} are stale`);
         else if (!isDeepStrictEqual(access, { state: user.state, ...sessionMarksOf(user.context) })) {
           problems.push(`access marks of ${userId} of ${appId} are stale`);
         }
-      }
-      for (const key of deps.profiles.records.getKeys({})) {
-        if (!users.doesExist(key)) problems.push(`prepared profile ${JSON.stringify(key)} belongs to no user`);
       }
       return problems;
     },

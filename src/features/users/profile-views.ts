@@ -1,11 +1,12 @@
+import type { AnyMachineSnapshot } from 'xstate';
 import type { Config } from '../../config.js';
-import type { ActorRuntime, ActorView } from '../../runtime/runtime.js';
+import type { ActorView, SnapshotStore } from '../../runtime/runtime.js';
 import type { Database, Key, Store } from '../../storage/store.js';
 import { HIGH_KEY } from '../../storage/store.js';
 import { readPage, type PageRequest } from '../../storage/paging.js';
 import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
-import type { UserContext } from '../../../machines/user.machine.js';
+import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
 import {
   accessPart,
@@ -15,8 +16,10 @@ import {
   groupsPart,
   meBody,
   meView,
-  withGroupEntry,
   platformBody,
+  storedBody,
+  withGroupEntry,
+  withGroups,
   type BodyCut,
   type GroupBytes,
   type GroupEntry,
@@ -33,6 +36,8 @@ export type MemberEntry = Record<string, unknown>;
  */
 export type GroupsSource = 'record' | { changedGroup: string } | 'memberships';
 
+type UserView = ActorView<UserContext>;
+
 /** JSON text of a value; `null` for what JSON has no text for, so a body is always valid JSON. */
 const json = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
@@ -43,8 +48,9 @@ const USER_VIEWS_DB = 'user_views';
  * The read model of profiles: each user's response bodies, serialized once per change and served
  * as bytes. A body's `groups` pairs are filled in as it is read: each group is rendered once, in
  * `groupViews`, so a change to a group rewrites one record whatever its size, and a user's record
- * names its groups with its own member in each. `rewrite` must run inside the write transaction
- * that changed the user or one of its members.
+ * names its groups with its own member in each. The record is also where the user actor's state is
+ * kept (`snapshotStore`): a profile change stores one value. `rewrite` and `regroup` must run
+ * inside the write transaction that changed the user or one of its members.
  */
 export class ProfileViews {
   /** `[appId, userId, groupId]` → the user's member there, rendered (the groups feature writes them). */
@@ -56,7 +62,6 @@ export class ProfileViews {
 
   constructor(
     store: Store,
-    private readonly runtime: ActorRuntime,
     private readonly apps: ApplicationStore,
     private readonly config: Config,
   ) {
@@ -88,7 +93,7 @@ export class ProfileViews {
    * The platform and `/me` bodies of a profile as JSON text cut where `groups` goes; they differ
    * only in `data`, so the other members are serialized once.
    */
-  renderBodies(user: ActorView<UserContext>, schema: AppSchema): BodyCut {
+  renderBodies(user: UserView, schema: AppSchema): BodyCut {
     const c = user.context;
     const head = `{${json(this.config.names.userField)}:${json(c.id)},"state":${json(user.state)},"auth_level":${json(c.auth_level)},"attributes":${json(c.attributes)},"data":`;
     const groupsAt = `,"verified_data":${json(c.verified_data)},"groups":`;
@@ -100,25 +105,44 @@ export class ProfileViews {
   }
 
   /**
-   * Renders the user's view record again; `user` is the turn's view of it when the caller has one
-   * (otherwise it is read back from the write transaction). `groups: 'record'` takes the
-   * memberships from the record being replaced, `{changedGroup}` that record with the one group's
-   * entry read again. Both are exact because every member change rewrites its user's record in the
-   * same transaction that stores the member's entry, and derived writes run one after another
-   * inside the write transaction, each reading what the ones before it wrote (a turn that holds
-   * only a group's lock still serializes with the user's own turns there).
+   * The user a view record holds, read back from its platform body and its access marks: the
+   * inverse of `renderBodies` and `encodeUserView`, so the record can be the user's stored state.
    */
-  rewrite(
-    appId: string,
-    userId: string,
-    user = this.runtime.read<UserContext>('user', [appId, userId]),
-    groups: GroupsSource = 'memberships',
-  ): void {
-    const key = [appId, userId];
-    if (!user) {
-      this.records.remove(key);
-      return;
-    }
+  storedUser(appId: string, userId: string): UserView | undefined {
+    const record = this.records.getBinaryFast([appId, userId]);
+    if (!record) return undefined;
+    const body = JSON.parse(storedBody(record));
+    const { state, revokedBefore, revokedSessions } = accessPart(record);
+    const { data, verified_data, attributes, auth_level, meta } = body;
+    return {
+      state,
+      context: { appId, id: userId, data, verified_data, attributes, auth_level, meta, revokedBefore, revokedSessions },
+    };
+  }
+
+  /** The user kind's snapshots, kept in the view records: what the actor runtime reads and stores users through. */
+  snapshotStore(): SnapshotStore {
+    return {
+      get: ([appId, userId]) => {
+        const user = this.storedUser(appId as string, userId as string);
+        return user && { v: USER_MACHINE_VERSION, snapshot: persistedUser(user.state, user.context) };
+      },
+      doesExist: (key) => this.records.doesExist(key),
+      put: ([appId, userId], snapshot: AnyMachineSnapshot) =>
+        this.rewrite(appId as string, userId as string, { state: snapshot.value as string, context: snapshot.context }, 'record'),
+      remove: (key) => this.records.remove(key),
+    };
+  }
+
+  /**
+   * Renders the user's view record again from `user`. `groups: 'record'` takes the memberships
+   * from the record being replaced, `{changedGroup}` that record with the one group's entry read
+   * again. Both are exact because every member change rewrites its user's record in the same
+   * transaction that stores the member's entry, and derived writes run one after another inside
+   * the write transaction, each reading what the ones before it wrote (a turn that holds only a
+   * group's lock still serializes with the user's own turns there).
+   */
+  rewrite(appId: string, userId: string, user: UserView, groups: GroupsSource = 'memberships'): void {
     const app = this.apps.require(appId);
     const record = encodeUserView({
       ...this.renderBodies(user, app.schema),
@@ -126,11 +150,23 @@ export class ProfileViews {
       access: { state: user.state, ...sessionMarksOf(user.context) },
       groups: this.groupsFor(appId, userId, groups),
     });
-    this.records.put(key, record);
+    this.records.put([appId, userId], record);
+  }
+
+  /** Replaces the memberships of the user's record, the rest as it is; nothing for a user without one. */
+  regroup(appId: string, userId: string, groups: Exclude<GroupsSource, 'record'>): void {
+    const key = [appId, userId];
+    const record = this.records.getBinary(key);
+    if (record) this.records.put(key, withGroups(record, this.groupsIn(appId, userId, record, groups)));
   }
 
   private groupsFor(appId: string, userId: string, source: GroupsSource): Buffer {
     const current = source === 'memberships' ? undefined : this.records.getBinaryFast([appId, userId]);
+    return this.groupsIn(appId, userId, current, source);
+  }
+
+  /** The groups part `source` gives for the user whose record is `current` (none yet: undefined). */
+  private groupsIn(appId: string, userId: string, current: Buffer | undefined, source: GroupsSource): Buffer {
     if (!current || source === 'memberships') return encodeGroupEntries(this.groupEntries(appId, userId));
     if (source === 'record') return groupsPart(current);
     // The part is copied before the memberships read, which may reuse LMDB's buffer.
@@ -169,7 +205,7 @@ export class ProfileViews {
     if (!view) return undefined;
     const app = this.apps.require(appId);
     if (view.schemaStamp === app.updated_at) return meBody(view, this.groupBytesOf(appId));
-    const user = this.runtime.read<UserContext>('user', [appId, userId]);
+    const user = this.storedUser(appId, userId);
     if (!user) return undefined;
     const { meHead, tail } = this.renderBodies(user, app.schema);
     return Buffer.from(meHead + this.groupsJson(appId, userId) + tail);

@@ -181,5 +181,18 @@ export const meView = (record: Buffer): MeView => ({ record: copyOf(record), sch
 export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => bodyOf(view.record, ME_HEAD, groupBytes, true);
 
 export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, ACCESS)) as UserAccess;
+/** The platform body with `null` for its groups: the text the user's stored state is read back from. */
+export const storedBody = (record: Buffer): string => `${textOf(record, PLATFORM_HEAD)}null${textOf(record, TAIL)}`;
+
+/** `record` with its groups part replaced by `groups`, the other parts as they are. */
+export function withGroups(record: Buffer, groups: Uint8Array): Buffer {
+  const [groupsStart] = span(record, GROUPS);
+  const next = Buffer.allocUnsafe(groupsStart + groups.length);
+  next.set(record.subarray(0, groupsStart));
+  next.writeUInt32LE(groups.length, GROUPS * 4);
+  next.set(groups, groupsStart);
+  return next;
+}
+
 /** A copy of the groups part, to carry into the user's next record. */
 export const groupsPart = (record: Buffer): Buffer => copyOf(record, ...span(record, GROUPS));

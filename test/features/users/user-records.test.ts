@@ -1,0 +1,41 @@
+import t from 'tap';
+import fc from 'fast-check';
+import { startServer } from '../../helpers/server.js';
+import { USER_KIND, userKey } from '../../../src/features/users/directory.js';
+import type { UserContext } from '../../../machines/user.machine.js';
+
+const iso = fc.date({ min: new Date(0), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
+const text = fc.string({ unit: 'grapheme', maxLength: 12 });
+
+/** Any user the machine can hold: the record must give every part of it back. */
+const users = fc.record(
+  {
+    state: fc.constantFrom('enabled', 'disabled'),
+    data: fc.dictionary(text.filter((name) => name !== '__proto__'), fc.jsonValue({ maxDepth: 3 }), { noNullPrototype: true }),
+    verified_data: fc.record({ email: text, phone_number: text }, { requiredKeys: [], noNullPrototype: true }),
+    attributes: fc.dictionary(text, fc.array(text, { maxLength: 3 }), { noNullPrototype: true }),
+    auth_level: fc.constantFrom('unverified', 'verified', 'guest', 'instant'),
+    meta: fc.record(
+      { created: iso, modified: iso, last_sign_in: iso, last_active: iso, first_sign_in_method: fc.constantFrom('magic_link', 'invite_link') },
+      { requiredKeys: ['created', 'modified'], noNullPrototype: true },
+    ),
+    revokedBefore: fc.nat(),
+    revokedSessions: fc.array(fc.record({ sid: text, until: fc.nat() }, { noNullPrototype: true }), { maxLength: 3 }),
+  },
+  { noNullPrototype: true },
+);
+
+t.test('a user written as its view record reads back as the same user, through the runtime too', async (t) => {
+  const server = await startServer(t);
+  const { profiles, runtime, store } = server.deps;
+  const appId = server.app.id;
+  await fc.assert(
+    fc.asyncProperty(users, async ({ state, ...rest }) => {
+      const context = { appId, id: 'u', ...rest } as UserContext;
+      await store.commit(() => profiles.rewrite(appId, 'u', { state, context }, 'memberships'));
+      t.strictSame(profiles.storedUser(appId, 'u'), { state, context });
+      t.strictSame(runtime.read(USER_KIND, userKey(appId, 'u')), { state, context });
+    }),
+    { numRuns: 150 },
+  );
+});
