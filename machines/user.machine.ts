@@ -88,7 +88,12 @@ export const userMachine = setup({
   initial: 'enabled',
   on: {
     'user.update': {
-      actions: [assign({ data: ({ event }) => event.data, attributes: ({ event }) => event.attributes }), 'stampModified'],
+      // One assignment, not two: this is the event of every profile write.
+      actions: assign(({ context, event }) => ({
+        data: event.data,
+        attributes: event.attributes,
+        meta: { ...context.meta, modified: iso(event.at) },
+      })),
     },
     'user.revokeAll': {
       actions: assign({
