@@ -3,7 +3,7 @@ import pino from 'pino';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ok, noContent } from '../../src/http/reply.js';
 import { conflict, notFound } from '../../src/lib/errors.js';
-import { actorLockKey, ActorRuntime } from '../../src/runtime/runtime.js';
+import { actorLockKey, ActorRuntime, type SnapshotStore } from '../../src/runtime/runtime.js';
 import { openStore } from '../../src/storage/store.js';
 import { manualClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/deps.js';
@@ -227,6 +227,41 @@ t.test('passivation, the resident cap, and reload from the snapshot', async (t) 
   t.equal(runtime.residentCount, 0);
   t.same(await send('d1', 'door.close'), { state: 'closed', context: { name: 'd1', opens: 2, knocks: 0 } });
   t.same(await send('d2', 'door.knock'), { state: 'closed', context: { name: 'd2', opens: 0, knocks: 2 } });
+});
+
+t.test('a kind with a snapshot store of its own is created, read, reloaded and removed through it alone', async (t) => {
+  const store = openStore(t.testdir());
+  const kept = store.db<{ state: string; opens: number }>('doors_elsewhere');
+  // Keeps only what the door machine needs to come back: its state and its context.
+  const doors: SnapshotStore = {
+    get: (key) => {
+      const door = kept.get(key);
+      return door && { v: 1, snapshot: { status: 'active', value: door.state, historyValue: {}, children: {}, context: { name: key[0], opens: door.opens, knocks: 0 } } };
+    },
+    doesExist: (key) => kept.doesExist(key),
+    put: (key, snapshot) => kept.put(key, { state: snapshot.value as string, opens: snapshot.context.opens }),
+    remove: (key) => kept.remove(key),
+  };
+  const options = { store, machines: testMachines, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 1, idleMs: 60_000 };
+  const runtime = new ActorRuntime({ ...options, snapshotStores: { door: doors } });
+  t.teardown(async () => {
+    runtime.stop();
+    await store.close();
+  });
+  await runtime.run([doorKey('d1')], (turn) => turn.create('door', ['d1'], { name: 'd1' }));
+  await runtime.run([doorKey('d1')], (turn) => turn.send('door', ['d1'], { type: 'door.open' }));
+  t.same(kept.get(['d1']), { state: 'open', opens: 1 }, 'each change is put through the store');
+  t.notOk(store.hasDb('actor:door'), 'no table of its own');
+  t.throws(() => runtime.table('door'), /not kept in a table/);
+  t.same(runtime.read('door', ['d1']), { state: 'open', context: { name: 'd1', opens: 1, knocks: 0 } });
+  await runtime.run([doorKey('d2')], (turn) => turn.create('door', ['d2'], { name: 'd2' }));
+  t.equal(runtime.residentCount, 1, 'd1 is passivated');
+  const reloaded = await runtime.run([doorKey('d1')], (turn) => turn.send('door', ['d1'], { type: 'door.close' }));
+  t.same(reloaded, { state: 'closed', context: { name: 'd1', opens: 1, knocks: 0 } }, 'reloaded from the store');
+  await t.rejects(runtime.run([doorKey('d1')], (turn) => turn.create('door', ['d1'], { name: 'd1' })), /already exists/);
+  await runtime.run([doorKey('d1')], (turn) => turn.remove('door', ['d1']));
+  t.notOk(kept.doesExist(['d1']));
+  t.notOk(runtime.exists('door', ['d1']));
 });
 
 t.test('SVC_MAX_ACTORS caps the resident actors of a running server', async (t) => {
