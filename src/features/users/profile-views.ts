@@ -142,7 +142,7 @@ export class ProfileViews {
    * the write transaction, each reading what the ones before it wrote (a turn that holds only a
    * group's lock still serializes with the user's own turns there).
    */
-  rewrite(appId: string, userId: string, user: UserView, groups: GroupsSource = 'memberships'): void {
+  rewrite(appId: string, userId: string, user: UserView, groups: GroupsSource): void {
     const app = this.apps.require(appId);
     const record = encodeUserView({
       ...this.renderBodies(user, app.schema),
