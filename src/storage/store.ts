@@ -20,8 +20,8 @@ export interface Store {
   /** Whether the environment holds a named database `name` (without opening, so without creating, it). */
   hasDb(name: string): boolean;
   /**
-   * Runs `write` in one batched write transaction; resolves once it is committed and flushed to disk.
-   * If `write` throws, none of its writes are kept and the promise rejects.
+   * Runs `write` in one batched write transaction; resolves once it is committed. If `write` throws,
+   * none of its writes are kept and the promise rejects.
    */
   commit(write: () => void): Promise<void>;
   close(): Promise<void>;
@@ -56,12 +56,7 @@ export function openStore(path: string): Store {
     async commit(write) {
       // A child transaction: if `write` throws, its writes roll back. Plain `transaction()` batches
       // callbacks into one shared transaction and would still commit what a failed callback wrote.
-      const committed = root.childTransaction(write);
-      // lmdb-js flushes after the commit (`overlappingSync`, its default here) and resolves at the
-      // commit, when the writes are only in the OS's page cache: they would outlive the process, not
-      // the machine. `flushed`, asked now, is the flush of the batch `write` joined.
-      const flushed = new Promise<void>((resolve, reject) => root.flushed.then(() => resolve(), reject));
-      await Promise.all([committed, flushed]);
+      await root.childTransaction(write);
     },
     async close() {
       await root.close();

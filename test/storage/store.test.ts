@@ -44,3 +44,19 @@ t.test('values are stored as plain msgpack maps, and values stored as records (b
   await reopened.commit(() => values.put('new', { plain: true }));
   t.ok(isMap(values.getBinary('new')!), 'a new value is a msgpack map');
 });
+
+// Pins lmdb-js behaviour the answer of every write relies on: with `overlappingSync` (its default on
+// Linux) the flush follows the commit, yet the commit's promise settles only after the flush.
+t.test('a commit resolves only once its writes are flushed to disk, not merely committed', async (t) => {
+  const db = store.db<number>('flushed');
+  /** Whether lmdb-js already reports the last commit flushed: its `flushed` settles within microtasks then. */
+  const alreadyFlushed = () =>
+    Promise.race([
+      new Promise<boolean>((resolve) => store.root.flushed.then(() => resolve(true))),
+      new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
+    ]);
+  for (let i = 0; i < 20; i++) {
+    await store.commit(() => db.put('n', i));
+    t.equal(await alreadyFlushed(), true, `commit ${i}`);
+  }
+});
