@@ -1,15 +1,18 @@
 import type { MigrationStep } from './storage/migrations.js';
-import type { GroupsSource, ProfileViews } from './features/users/profile-views.js';
+import { USER_RECORD_MACHINE_VERSION, type GroupsSource, type ProfileViews } from './features/users/profile-views.js';
 import type { ActorRuntime, StoredSnapshot } from './runtime/runtime.js';
 import type { Key, Store } from './storage/store.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
 import { renderGroup, renderMember } from './features/groups/render.js';
 import type { GroupContext } from '../machines/group.machine.js';
 import type { MemberContext } from '../machines/member.machine.js';
-import { USER_MACHINE_VERSION } from '../machines/user.machine.js';
 
 /** Read-model databases of format 1, replaced by `user_views`. */
 const FORMAT_1_VIEWS = ['profile_views', 'profile_platform', 'profile_me', 'user_access'];
+
+function dropFormat1Views(store: Store): void {
+  for (const name of FORMAT_1_VIEWS) if (store.hasDb(name)) store.db(name).dropSync();
+}
 
 /** Up to format 4, user snapshots had a table of their own, as other actor kinds still do. */
 const FORMAT_4_USERS = 'actor:user';
@@ -19,7 +22,7 @@ function renderLegacyUsers(store: Store, profiles: ProfileViews, groups: GroupsS
   if (!store.hasDb(FORMAT_4_USERS)) return;
   for (const { key, value } of store.db<StoredSnapshot>(FORMAT_4_USERS).getRange({})) {
     const [appId, userId] = key as [string, string];
-    if (value.v !== USER_MACHINE_VERSION) throw new Error(`User snapshot ${appId}/${userId} is version ${value.v}`);
+    if (value.v !== USER_RECORD_MACHINE_VERSION) throw new Error(`User snapshot ${appId}/${userId} is version ${value.v}`);
     profiles.rewrite(appId, userId, { state: value.snapshot.value, context: value.snapshot.context }, groups);
   }
 }
@@ -28,9 +31,7 @@ function renderLegacyUsers(store: Store, profiles: ProfileViews, groups: GroupsS
 export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Record<number, MigrationStep> {
   return {
     // 1 → 2: a user's read model became one record (view-record.ts), rendered by the last step.
-    1(store) {
-      for (const name of FORMAT_1_VIEWS) if (store.hasDb(name)) store.db(name).dropSync();
-    },
+    1: dropFormat1Views,
     // 2 → 3: the view record gained a part (its layout changed again in 4, whose step renders it).
     2() {},
     // 3 → 4: groups are rendered once (`group_views`), a profile's entry of a membership holds the
@@ -52,7 +53,14 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Reco
     // each from its snapshot once more, keeping its memberships, and drop the snapshots' table.
     4(store) {
       renderLegacyUsers(store, profiles, 'record');
-      if (store.hasDb(FORMAT_4_USERS)) store.db(FORMAT_4_USERS).dropSync();
+      if (store.hasDb(FORMAT_4_USERS)) {
+        // A record is a user from now on: one whose snapshot was gone is dropped, not revived.
+        const users = store.db<StoredSnapshot>(FORMAT_4_USERS);
+        for (const key of [...profiles.records.getKeys({})]) if (!users.doesExist(key)) profiles.records.remove(key);
+        users.dropSync();
+      }
+      // Steps 1 → 2 before this build looked for these with a check that never found them.
+      dropFormat1Views(store);
     },
   };
 }

@@ -168,8 +168,13 @@ t.test('format 4 → 5: users are rendered from their snapshots into their recor
   // The snapshot is what format 4 held as the user; the record only a read model of it.
   const { deps } = server;
   deps.store.db('actor:user');
+  // What a step 1 → 2 of an older build left behind, and a record whose user was gone.
+  const leftover = deps.store.db('profile_me', { encoding: 'binary' });
+  const orphan = deps.profiles.records.getBinary([app.id, userId])!;
   await deps.store.commit(() => {
     stageFormat4Users(deps, (context) => ({ ...context, data: { ...context.data, from: 'snapshot' } }));
+    leftover.put([app.id, userId], Buffer.from('{}'));
+    deps.profiles.records.put([app.id, 'orphan'], orphan);
     deps.store.db('meta').put('format_version', 4);
   });
   await server.close();
@@ -177,6 +182,8 @@ t.test('format 4 → 5: users are rendered from their snapshots into their recor
   server = await startServer(t, { dataDir });
   t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
   t.notOk(server.deps.store.hasDb('actor:user'), 'the table of user snapshots is dropped');
+  t.notOk(server.deps.store.hasDb('profile_me'), 'so are the format-1 leftovers');
+  t.equal((await server.request('GET', `/applications/${app.id}/users/orphan/data`, { app })).status, 404, 'a record without a snapshot is no user');
   const after = (await server.request('GET', profilePath, { app })).body;
   t.same(after, { ...before, data: { ...before.data, from: 'snapshot' } }, 'rendered from the snapshot, its group kept');
   t.equal(after.groups[0].group.id, group.id);

@@ -71,6 +71,22 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u1'], disabledBody));
   problemsAre(t, verifyStore(deps, allInvariants).problems, [/u1 is stale/, /access marks of u2.*stale/]);
 
+  const u4 = deps.profiles.records.getBinary([appId, 'u4'])!;
+  const u4Bodies = deps.profiles.renderBodies(deps.users.get(appId, 'u4')!, deps.apps.require(appId).schema);
+  const staleMe = encodeUserView({
+    ...u4Bodies,
+    meHead: u4Bodies.meHead.replace('"data":{', '"data":{"stale":true,'),
+    schemaStamp: deps.apps.require(appId).updated_at,
+    access: deps.profiles.signedInView(appId, 'u4')!.access,
+    groups: encodeGroupEntries([]),
+  });
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u4'], staleMe));
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/u1 is stale/, /access marks of u2.*stale/, /prepared \/me profile of u4.*stale/]);
+  const unreadable = encodeUserView({ ...u4Bodies, platformHead: '{"broken', schemaStamp: '', access: deps.profiles.signedInView(appId, 'u4')!.access, groups: encodeGroupEntries([]) });
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u4'], unreadable));
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/u1 is stale/, /access marks of u2.*stale/, /record of u4 .* is unreadable/]);
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u4'], u4));
+
   const files = deps.store.db('user_files');
   await deps.store.commit(() => files.put([appId, 'u1', 'avatar'], { content_type: 'image/png', sha256: 'f'.repeat(64), bytes: Buffer.from('x') }));
   problemsAre(t, verifyStore(deps, allInvariants).problems, [/u1/, /u2/, /profile files.*stored file avatar of u1.*not what its profile describes/]);

@@ -5,7 +5,22 @@ import { counterMatchesRecount, type Invariant } from '../../verify/invariants.j
 import { addressesOf } from './addresses.js';
 import { isFileDescriptor } from './profile-files.js';
 import { encodeGroupEntries } from './view-record.js';
-import { userCountKey } from './directory.js';
+import { userCountKey, type UserView } from './directory.js';
+import type { Deps } from '../../deps.js';
+
+/** Every user record, read back as its user, or the reason it cannot be. */
+function* storedUsers(deps: Deps): Generator<{ appId: string; userId: string; user?: UserView; error?: string }> {
+  for (const key of deps.profiles.records.getKeys({})) {
+    const [appId, userId] = key as [string, string];
+    let read: { user?: UserView; error?: string };
+    try {
+      read = { user: deps.users.get(appId, userId) };
+    } catch (error) {
+      read = { error: (error as Error).message };
+    }
+    yield { appId, userId, ...read };
+  }
+}
 
 /** What must hold between user records, their count, their lookup index and their read model. */
 export const userInvariants: Invariant[] = [
@@ -19,9 +34,14 @@ export const userInvariants: Invariant[] = [
       const problems: string[] = [];
       const lookup = deps.store.db<true>('user_lookup');
       const expected = new Set<string>();
-      for (const key of deps.profiles.records.getKeys({})) {
-        const [appId, userId] = key as [string, string];
-        const c = deps.users.get(appId, userId)!.context;
+      // An unreadable record is reported by the read-model check; its user's entries are not judged.
+      const unreadable = new Set<string>();
+      for (const { appId, userId, user } of storedUsers(deps)) {
+        if (!user) {
+          unreadable.add(JSON.stringify([appId, userId]));
+          continue;
+        }
+        const c = user.context;
         for (const [kind, address] of addressesOf(c.data, c.verified_data)) {
           const key: Key = [c.appId, kind, address, Date.parse(c.meta.created), c.id];
           expected.add(JSON.stringify(key));
@@ -29,7 +49,9 @@ export const userInvariants: Invariant[] = [
         }
       }
       for (const key of lookup.getKeys({})) {
-        if (!expected.has(JSON.stringify(key))) problems.push(`index entry ${JSON.stringify(key)} names no such user address`);
+        const [appId, , , , userId] = key as Key[];
+        if (expected.has(JSON.stringify(key)) || unreadable.has(JSON.stringify([appId, userId]))) continue;
+        problems.push(`index entry ${JSON.stringify(key)} names no such user address`);
       }
       return problems;
     },
@@ -39,16 +61,21 @@ export const userInvariants: Invariant[] = [
     name: 'profile read model',
     check(deps) {
       const problems: string[] = [];
-      for (const key of deps.profiles.records.getKeys({})) {
-        const [appId, userId] = key as [string, string];
+      for (const { appId, userId, user, error } of storedUsers(deps)) {
+        if (!user) {
+          problems.push(`record of ${userId} of ${appId} is unreadable: ${error}`);
+          continue;
+        }
         const prepared = deps.profiles.platformBytes(appId, userId)!;
-        const user = deps.users.get(appId, userId)!;
-        const { platformHead, tail } = deps.profiles.renderBodies(user, deps.apps.require(appId).schema);
-        const fresh = platformHead + deps.profiles.groupsJson(appId, userId) + tail;
+        const { platformHead, meHead, tail } = deps.profiles.renderBodies(user, deps.apps.require(appId).schema);
+        const groups = deps.profiles.groupsJson(appId, userId);
         const access = deps.profiles.signedInView(appId, userId)?.access;
         const listed = encodeGroupEntries(deps.profiles.groupEntries(appId, userId));
-        if (Buffer.from(prepared).toString('utf8') !== fresh) problems.push(`prepared profile of ${userId} is stale`);
-        else if (!deps.profiles.storedGroups(appId, userId)!.equals(listed)) problems.push(`stored groups of ${userId} of ${appId} are stale`);
+        if (Buffer.from(prepared).toString('utf8') !== platformHead + groups + tail) problems.push(`prepared profile of ${userId} is stale`);
+        // Stale-stamped /me heads are rendered again as they are read: only a current one must match.
+        else if (deps.profiles.meBytes(appId, userId)!.toString('utf8') !== meHead + groups + tail) {
+          problems.push(`prepared /me profile of ${userId} of ${appId} is stale`);
+        } else if (!deps.profiles.storedGroups(appId, userId)!.equals(listed)) problems.push(`stored groups of ${userId} of ${appId} are stale`);
         else if (!isDeepStrictEqual(access, { state: user.state, ...sessionMarksOf(user.context) })) {
           problems.push(`access marks of ${userId} of ${appId} are stale`);
         }

@@ -6,7 +6,7 @@ import { HIGH_KEY } from '../../storage/store.js';
 import { readPage, type PageRequest } from '../../storage/paging.js';
 import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
-import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../../machines/user.machine.js';
+import { persistedUser, type UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
 import {
   accessPart,
@@ -43,6 +43,13 @@ const json = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
 /** The database of user view records. */
 const USER_VIEWS_DB = 'user_views';
+
+/**
+ * The user machine version whose state a view record holds. Records do not carry it: a new version of
+ * the user machine needs a format step that rewrites every record, and this constant moves with it
+ * (`user-records.test.ts` fails while the two differ).
+ */
+export const USER_RECORD_MACHINE_VERSION = 1;
 
 /**
  * The read model of profiles: each user's response bodies, serialized once per change and served
@@ -125,7 +132,7 @@ export class ProfileViews {
     return {
       get: ([appId, userId]) => {
         const user = this.storedUser(appId as string, userId as string);
-        return user && { v: USER_MACHINE_VERSION, snapshot: persistedUser(user.state, user.context) };
+        return user && { v: USER_RECORD_MACHINE_VERSION, snapshot: persistedUser(user.state, user.context) };
       },
       doesExist: (key) => this.records.doesExist(key),
       put: ([appId, userId], snapshot: AnyMachineSnapshot) =>

@@ -2,7 +2,8 @@ import t from 'tap';
 import fc from 'fast-check';
 import { startServer } from '../../helpers/server.js';
 import { USER_KIND, userKey } from '../../../src/features/users/directory.js';
-import type { UserContext } from '../../../machines/user.machine.js';
+import { USER_MACHINE_VERSION, type UserContext } from '../../../machines/user.machine.js';
+import { USER_RECORD_MACHINE_VERSION } from '../../../src/features/users/profile-views.js';
 
 const iso = fc.date({ min: new Date(0), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
 const text = fc.string({ unit: 'grapheme', maxLength: 12 });
@@ -38,4 +39,9 @@ t.test('a user written as its view record reads back as the same user, through t
     }),
     { numRuns: 150 },
   );
+});
+
+t.test('records hold the state of the current user machine version', async (t) => {
+  // A new version needs a format step that rewrites every record; records do not say their version.
+  t.equal(USER_RECORD_MACHINE_VERSION, USER_MACHINE_VERSION);
 });
