@@ -83,6 +83,7 @@ export const groupInvariants: Invariant[] = [
         const key: Key = [c.appId, c.user_id, c.group_id];
         expected.add(JSON.stringify(key));
         const stored = memberships.get(key);
+        if (!deps.users.exists(c.appId, c.user_id)) problems.push(`member ${c.id} belongs to user ${c.user_id}, which does not exist`);
         if (!stored) problems.push(`member ${c.id} has no entry in its user's profile`);
         else if (JSON.stringify(stored) !== JSON.stringify(renderMember(member))) problems.push(`the profile entry of member ${c.id} is stale`);
       }

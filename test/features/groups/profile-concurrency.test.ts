@@ -66,3 +66,20 @@ t.test('a schema change re-renders the /me body of a user in groups, with its gr
   t.equal(after.body.data.nickname, 'Countess', 'rendered again under the new schema');
   t.same(after.body.groups, before.groups, 'with the same groups');
 });
+
+// Creating a group makes its creator a member; deleting the creator at the same moment must not
+// leave that member (and its profile entry) behind for a user that is gone.
+t.test('a user deleted while it creates a group leaves no member behind', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  for (let round = 0; round < 12; round++) {
+    const who = await person(server, `gone${round}@example.com`);
+    const [created, deleted] = await Promise.all([
+      as(server, who).post('/me/groups', { name: `g${round}` }),
+      api.del(`/users/${who.userId}/data`),
+    ]);
+    t.equal(deleted.status, 204, `round ${round}: the deletion is taken`);
+    t.ok([200, 401].includes(created.status), `round ${round}: the creation is taken or refused (${created.status})`);
+  }
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
