@@ -1,13 +1,33 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import pino from 'pino';
 import { openStore } from '../../src/storage/store.js';
 import { FORMAT_VERSION, migrate, storedFormatVersion } from '../../src/storage/migrations.js';
 import { loadConfig } from '../../src/config.js';
 import { openServices } from '../../src/services.js';
 import type { Deps } from '../../src/deps.js';
+import { startServer } from '../helpers/server.js';
+import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
 
 const logger = pino({ level: 'silent' });
+
+/** A started server on its own data dir with a signed-in user who owns one group, `kept`. */
+async function ownerOfAGroup(t: Test) {
+  const dataDir = t.testdir();
+  const server = await startServer(t, { dataDir });
+  const { app } = server;
+  const owner = await signInByLink(server, 'owner@example.com');
+  const group = (await server.request('POST', '/me/groups', { token: owner.access_token, body: { name: 'kept' } })).body.group;
+  const userId = owner.app_user_id;
+  return { dataDir, server, app, owner, group, userId, profilePath: `/applications/${app.id}/users/${userId}/data` };
+}
+
+/** Every invariant of `svc verify` holds. */
+async function noProblems(t: Test, deps: Deps): Promise<void> {
+  const { verifyStore } = await import('../../src/verify/invariants.js');
+  const { allInvariants } = await import('../../src/verify/all.js');
+  t.same(verifyStore(deps, allInvariants).problems, []);
+}
 
 /**
  * Stages the users' snapshots as formats up to 4 kept them, in a table of their own (format 5 keeps
@@ -74,7 +94,6 @@ t.test('a data dir of a newer format is refused at start', async (t) => {
 });
 
 t.test('format 1 → current: the read model is rendered anew into one record per user, the old databases dropped', async (t) => {
-  const { startServer } = await import('../helpers/server.js');
   const dataDir = t.testdir();
   let server = await startServer(t, { dataDir });
   const app = server.app;
@@ -104,21 +123,12 @@ t.test('format 1 → current: the read model is rendered anew into one record pe
   t.equal(read.status, 200);
   t.same(read.body, expected);
   t.equal((await server.request('GET', `/applications/${appId}/users/b/data`, { app })).body.data.n, 'b');
-  const { verifyStore } = await import('../../src/verify/invariants.js');
-  const { allInvariants } = await import('../../src/verify/all.js');
-  t.same(verifyStore(server.deps, allInvariants).problems, []);
+  await noProblems(t, server.deps);
 });
 
 t.test('format 3 → 4: groups are rendered once and view records name them; profiles read and change as before', async (t) => {
-  const { startServer } = await import('../helpers/server.js');
-  const { signInByLink } = await import('../helpers/sign-in.js');
-  const dataDir = t.testdir();
-  let server = await startServer(t, { dataDir });
-  const { app } = server;
-  const owner = await signInByLink(server, 'owner@example.com');
-  const group = (await server.request('POST', '/me/groups', { token: owner.access_token, body: { name: 'kept' } })).body.group;
-  const userId = owner.app_user_id;
-  const profilePath = `/applications/${app.id}/users/${userId}/data`;
+  const { dataDir, app, owner, group, userId, profilePath, ...started } = await ownerOfAGroup(t);
+  let { server } = started;
   const expected = (await server.request('GET', profilePath, { app })).body;
   t.equal(expected.groups.length, 1);
   // The data dir as format 3 left it: `{group, member}` entries, no group renderings, and a view
@@ -149,21 +159,12 @@ t.test('format 3 → 4: groups are rendered once and view records name them; pro
   const renamed = await server.request('PUT', `/me/groups/${group.id}`, { token: owner.access_token, body: { name: 'renamed' } });
   t.equal(renamed.status, 200);
   t.equal((await server.request('GET', profilePath, { app })).body.groups[0].group.name, 'renamed');
-  const { verifyStore } = await import('../../src/verify/invariants.js');
-  const { allInvariants } = await import('../../src/verify/all.js');
-  t.same(verifyStore(server.deps, allInvariants).problems, []);
+  await noProblems(t, server.deps);
 });
 
 t.test('format 4 → 5: users are rendered from their snapshots into their records, which then hold them', async (t) => {
-  const { startServer } = await import('../helpers/server.js');
-  const { signInByLink } = await import('../helpers/sign-in.js');
-  const dataDir = t.testdir();
-  let server = await startServer(t, { dataDir });
-  const { app } = server;
-  const owner = await signInByLink(server, 'owner@example.com');
-  const group = (await server.request('POST', '/me/groups', { token: owner.access_token, body: { name: 'kept' } })).body.group;
-  const userId = owner.app_user_id;
-  const profilePath = `/applications/${app.id}/users/${userId}/data`;
+  const { dataDir, app, owner, group, userId, profilePath, ...started } = await ownerOfAGroup(t);
+  let { server } = started;
   const before = (await server.request('GET', profilePath, { app })).body;
   // The snapshot is what format 4 held as the user; the record only a read model of it.
   const { deps } = server;
@@ -191,7 +192,5 @@ t.test('format 4 → 5: users are rendered from their snapshots into their recor
   t.equal(me.status, 200, 'its session still holds');
   const write = await server.request('PATCH', profilePath, { app, body: { data: { n: 1 } } });
   t.same(write.body.data, { ...after.data, n: 1 });
-  const { verifyStore } = await import('../../src/verify/invariants.js');
-  const { allInvariants } = await import('../../src/verify/all.js');
-  t.same(verifyStore(server.deps, allInvariants).problems, []);
+  await noProblems(t, server.deps);
 });
