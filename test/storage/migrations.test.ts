@@ -5,7 +5,7 @@ import { FORMAT_VERSION, migrate, storedFormatVersion } from '../../src/storage/
 import { loadConfig } from '../../src/config.js';
 import { openServices } from '../../src/services.js';
 import type { Deps } from '../../src/deps.js';
-import { startServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
 
@@ -13,13 +13,12 @@ const logger = pino({ level: 'silent' });
 
 /** A started server on its own data dir with a signed-in user who owns one group, `kept`. */
 async function ownerOfAGroup(t: Test) {
-  const dataDir = t.testdir();
-  const server = await startServer(t, { dataDir });
+  const server = await startServer(t, { dataDir: t.testdir() });
   const { app } = server;
   const owner = await signInByLink(server, 'owner@example.com');
   const group = (await server.request('POST', '/me/groups', { token: owner.access_token, body: { name: 'kept' } })).body.group;
   const userId = owner.app_user_id;
-  return { dataDir, server, app, owner, group, userId, profilePath: `/applications/${app.id}/users/${userId}/data` };
+  return { server, app, owner, group, userId, profilePath: `/applications/${app.id}/users/${userId}/data` };
 }
 
 /** Every invariant of `svc verify` holds. */
@@ -40,6 +39,31 @@ function stageFormat4Users(deps: Deps, change: (context: UserContext) => UserCon
     const user = deps.users.get(appId, userId)!;
     table.put(key, { v: USER_MACHINE_VERSION, snapshot: persistedUser(user.state, change(user.context)) });
   }
+}
+
+/**
+ * Leaves the data dir of `server` as format `format` had it: its users' snapshots staged as up to
+ * format 4 (through `change`), then `stage`, in one transaction. Starts a server on it again, which
+ * moves it to the current format.
+ */
+async function reopenedAsFormat(
+  t: Test,
+  server: TestServer,
+  format: number,
+  stage: (deps: Deps) => void,
+  change?: (context: UserContext) => UserContext,
+): Promise<TestServer> {
+  const { deps } = server;
+  deps.store.db('actor:user');
+  await deps.store.commit(() => {
+    stageFormat4Users(deps, change);
+    stage(deps);
+    deps.store.db('meta').put('format_version', format);
+  });
+  await server.close();
+  const reopened = await startServer(t, { dataDir: deps.store.path });
+  t.equal(storedFormatVersion(reopened.deps.store), FORMAT_VERSION);
+  return reopened;
 }
 
 t.test('a fresh data dir is stamped with the current format', async (t) => {
@@ -94,8 +118,7 @@ t.test('a data dir of a newer format is refused at start', async (t) => {
 });
 
 t.test('format 1 → current: the read model is rendered anew into one record per user, the old databases dropped', async (t) => {
-  const dataDir = t.testdir();
-  let server = await startServer(t, { dataDir });
+  let server = await startServer(t, { dataDir: t.testdir() });
   const app = server.app;
   const appId = app.id;
   for (const id of ['a', 'b']) {
@@ -106,17 +129,10 @@ t.test('format 1 → current: the read model is rendered anew into one record pe
   // A data dir as format 1 left it: no view records, the old read-model databases in their place.
   const { deps } = server;
   const old = deps.store.db('profile_platform', { encoding: 'binary' });
-  deps.store.db('actor:user');
-  await deps.store.commit(() => {
-    stageFormat4Users(deps);
+  server = await reopenedAsFormat(t, server, 1, () => {
     for (const id of ['a', 'b']) deps.profiles.records.remove([appId, id]);
     old.put([appId, 'a'], Buffer.from('{"stale":true}'));
-    deps.store.db('meta').put('format_version', 1);
   });
-  await server.close();
-
-  server = await startServer(t, { dataDir });
-  t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
   t.notOk(server.deps.store.hasDb('profile_platform'), 'the old read model is dropped');
   t.notOk(server.deps.store.hasDb('actor:user'), 'so is the old table of user snapshots');
   const read = await server.request('GET', `/applications/${appId}/users/a/data`, { app });
@@ -127,8 +143,8 @@ t.test('format 1 → current: the read model is rendered anew into one record pe
 });
 
 t.test('format 3 → 4: groups are rendered once and view records name them; profiles read and change as before', async (t) => {
-  const { dataDir, app, owner, group, userId, profilePath, ...started } = await ownerOfAGroup(t);
-  let { server } = started;
+  const { app, owner, group, userId, profilePath, server: started } = await ownerOfAGroup(t);
+  let server = started;
   const expected = (await server.request('GET', profilePath, { app })).body;
   t.equal(expected.groups.length, 1);
   // The data dir as format 3 left it: `{group, member}` entries, no group renderings, and a view
@@ -138,20 +154,13 @@ t.test('format 3 → 4: groups are rendered once and view records name them; pro
   const parts = [JSON.stringify(expected), JSON.stringify(expected), 'stale', '{}', pairs].map((text) => Buffer.from(text));
   const header = Buffer.alloc(4 * parts.length);
   parts.forEach((part, index) => header.writeUInt32LE(part.length, index * 4));
-  deps.store.db('actor:user');
-  await deps.store.commit(() => {
-    stageFormat4Users(deps);
+  server = await reopenedAsFormat(t, server, 3, () => {
     deps.profiles.memberships.put([app.id, userId, group.id], expected.groups[0]);
     // Entries are rebuilt from the member records, so one that outlived its member goes.
     deps.profiles.memberships.put([app.id, userId, 'group_gone'], { group: {}, member: {} });
     deps.profiles.groupViews.remove([app.id, group.id]);
     deps.profiles.records.put([app.id, userId], Buffer.concat([header, ...parts]));
-    deps.store.db('meta').put('format_version', 3);
   });
-  await server.close();
-
-  server = await startServer(t, { dataDir });
-  t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
   t.same((await server.request('GET', profilePath, { app })).body, expected);
   const write = await server.request('PATCH', profilePath, { app, body: { data: { n: 1 } } });
   t.equal(write.status, 200);
@@ -163,25 +172,19 @@ t.test('format 3 → 4: groups are rendered once and view records name them; pro
 });
 
 t.test('format 4 → 5: users are rendered from their snapshots into their records, which then hold them', async (t) => {
-  const { dataDir, app, owner, group, userId, profilePath, ...started } = await ownerOfAGroup(t);
-  let { server } = started;
+  const { app, owner, group, userId, profilePath, server: started } = await ownerOfAGroup(t);
+  let server = started;
   const before = (await server.request('GET', profilePath, { app })).body;
   // The snapshot is what format 4 held as the user; the record only a read model of it.
   const { deps } = server;
-  deps.store.db('actor:user');
   // What a step 1 → 2 of an older build left behind, and a record whose user was gone.
   const leftover = deps.store.db('profile_me', { encoding: 'binary' });
   const orphan = deps.profiles.records.getBinary([app.id, userId])!;
-  await deps.store.commit(() => {
-    stageFormat4Users(deps, (context) => ({ ...context, data: { ...context.data, from: 'snapshot' } }));
+  const fromSnapshot = (context: UserContext) => ({ ...context, data: { ...context.data, from: 'snapshot' } });
+  server = await reopenedAsFormat(t, server, 4, () => {
     leftover.put([app.id, userId], Buffer.from('{}'));
     deps.profiles.records.put([app.id, 'orphan'], orphan);
-    deps.store.db('meta').put('format_version', 4);
-  });
-  await server.close();
-
-  server = await startServer(t, { dataDir });
-  t.equal(storedFormatVersion(server.deps.store), FORMAT_VERSION);
+  }, fromSnapshot);
   t.notOk(server.deps.store.hasDb('actor:user'), 'the table of user snapshots is dropped');
   t.notOk(server.deps.store.hasDb('profile_me'), 'so are the format-1 leftovers');
   t.equal((await server.request('GET', `/applications/${app.id}/users/orphan/data`, { app })).status, 404, 'a record without a snapshot is no user');
