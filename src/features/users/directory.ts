@@ -97,7 +97,7 @@ export class UserDirectory {
 
   /** The user's record lists its member in `groupId` as the turn's transaction has it (or no longer). */
   refreshGroup(turn: Turn, appId: string, userId: string, groupId: string): void {
-    turn.derive(() => this.views.regroup(appId, userId, { changedGroup: groupId }));
+    turn.derive(() => this.views.regroup(appId, userId, groupId));
   }
 
   /**

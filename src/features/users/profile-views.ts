@@ -31,10 +31,10 @@ import {
 export type MemberEntry = Record<string, unknown>;
 
 /**
- * Where a view rewrite takes the user's memberships from (see `ProfileViews.rewrite`): the record
- * it replaces, that record with the entry of one group read again, or the memberships table.
+ * Where a record's rewrite takes the user's memberships from (see `ProfileViews.rewrite`): the
+ * record it replaces, or the memberships table.
  */
-export type GroupsSource = 'record' | { changedGroup: string } | 'memberships';
+export type GroupsSource = 'record' | 'memberships';
 
 type UserView = ActorView<UserContext>;
 
@@ -142,12 +142,11 @@ export class ProfileViews {
   }
 
   /**
-   * Renders the user's view record again from `user`. `groups: 'record'` takes the memberships
-   * from the record being replaced, `{changedGroup}` that record with the one group's entry read
-   * again. Both are exact because every member change rewrites its user's record in the same
-   * transaction that stores the member's entry, and derived writes run one after another inside
-   * the write transaction, each reading what the ones before it wrote (a turn that holds only a
-   * group's lock still serializes with the user's own turns there).
+   * Renders the user's view record again from `user`. `groups: 'record'` carries over the
+   * memberships of the record it replaces: exact, because every member change updates its user's
+   * record (`regroup`) in the transaction that stores the member's entry, and writes inside the
+   * write transaction run one after another, each reading what the ones before it wrote (a turn
+   * that holds only a group's lock still serializes with the user's own turns there).
    */
   rewrite(appId: string, userId: string, user: UserView, groups: GroupsSource): void {
     const app = this.apps.require(appId);
@@ -160,26 +159,19 @@ export class ProfileViews {
     this.records.put([appId, userId], record);
   }
 
-  /** Replaces the memberships of the user's record, the rest as it is; nothing for a user without one. */
-  regroup(appId: string, userId: string, groups: Exclude<GroupsSource, 'record'>): void {
+  /** The user's record with its entry of `groupId` read again from the memberships table (or dropped); nothing for a user without one. */
+  regroup(appId: string, userId: string, groupId: string): void {
     const key = [appId, userId];
+    // A copy: the memberships read below may reuse LMDB's buffer.
     const record = this.records.getBinary(key);
-    if (record) this.records.put(key, withGroups(record, this.groupsIn(appId, userId, record, groups)));
+    if (!record) return;
+    const member = this.memberships.get([appId, userId, groupId]);
+    this.records.put(key, withGroups(record, withGroupEntry(groupsPart(record), groupId, member && JSON.stringify(member))));
   }
 
   private groupsFor(appId: string, userId: string, source: GroupsSource): Buffer {
-    const current = source === 'memberships' ? undefined : this.records.getBinaryFast([appId, userId]);
-    return this.groupsIn(appId, userId, current, source);
-  }
-
-  /** The groups part `source` gives for the user whose record is `current` (none yet: undefined). */
-  private groupsIn(appId: string, userId: string, current: Buffer | undefined, source: GroupsSource): Buffer {
-    if (!current || source === 'memberships') return encodeGroupEntries(this.groupEntries(appId, userId));
-    if (source === 'record') return groupsPart(current);
-    // The part is copied before the memberships read, which may reuse LMDB's buffer.
-    const groups = groupsPart(current);
-    const member = this.memberships.get([appId, userId, source.changedGroup]);
-    return withGroupEntry(groups, source.changedGroup, member && JSON.stringify(member));
+    const current = source === 'record' ? this.records.getBinaryFast([appId, userId]) : undefined;
+    return current ? groupsPart(current) : encodeGroupEntries(this.groupEntries(appId, userId));
   }
 
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
