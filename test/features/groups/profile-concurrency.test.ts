@@ -2,7 +2,10 @@ import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
-import { as, assertProfilesConsistent, groupOf, person, platform } from './helpers.js';
+import { USER_KIND, userKey, userLock } from '../../../src/features/users/directory.js';
+import { encodeGroupEntries } from '../../../src/features/users/view-record.js';
+import type { UserContext } from '../../../machines/user.machine.js';
+import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
 
 // A profile write holds only its user's lock and a group change only its group's, yet both rewrite
 // the user's view record: nothing either does may be lost when they run at once.
@@ -45,6 +48,36 @@ t.test("profile writes and changes to the user's groups at once leave every prof
   }
   await assertProfilesConsistent(t, server, [ada.userId, bob.userId]);
   t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
+
+// A group turn changes a user's memberships inside its transaction, holding no lock of the user. A
+// profile write that starts while that transaction is open commits after it, and must not put the
+// older memberships back: as it would if it rendered its record outside its own transaction, from
+// what was committed before (docs/PERFORMANCE.md, fifth round).
+t.test("a profile write staged while a group turn changes the user's memberships keeps that change", async (t) => {
+  const server = await startServer(t);
+  const { runtime, users, profiles } = server.deps;
+  const appId = server.app.id;
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const writeProfile = (round: number) =>
+    runtime.run([userLock(appId, bob.userId)], (turn) => {
+      const { data, attributes } = turn.get<UserContext>(USER_KIND, userKey(appId, bob.userId))!.context;
+      users.change(turn, appId, bob.userId, { type: 'user.update', data: { ...data, round }, attributes, at: turn.now });
+    });
+  for (let round = 0; round < 5; round++) {
+    let written: Promise<void> | undefined;
+    await runtime.run([`probe:${round}`], (turn) => {
+      turn.put(profiles.memberships, [appId, bob.userId, group.id], { id: `member_${round}`, roles: [`r${round}`] });
+      users.refreshGroup(turn, appId, bob.userId, group.id);
+      turn.derive(() => (written = writeProfile(round)));
+    });
+    await written;
+    const listed = encodeGroupEntries(profiles.groupEntries(appId, bob.userId));
+    t.ok(profiles.storedGroups(appId, bob.userId)!.equals(listed), `round ${round}: the record lists the membership`);
+    t.same(profileGroups(server, bob.userId).map((pair: any) => pair.member.roles), [[`r${round}`]]);
+  }
 });
 
 t.test('a schema change re-renders the /me body of a user in groups, with its groups', async (t) => {
