@@ -19,7 +19,6 @@ import {
   platformBody,
   storedBody,
   withGroupEntry,
-  withGroups,
   type BodyCut,
   type GroupBytes,
   type GroupEntry,
@@ -162,11 +161,11 @@ export class ProfileViews {
   /** The user's record with its entry of `groupId` read again from the memberships table (or dropped); nothing for a user without one. */
   regroup(appId: string, userId: string, groupId: string): void {
     const key = [appId, userId];
-    // A copy: the memberships read below may reuse LMDB's buffer.
-    const record = this.records.getBinary(key);
-    if (!record) return;
     const member = this.memberships.get([appId, userId, groupId]);
-    this.records.put(key, withGroups(record, withGroupEntry(groupsPart(record), groupId, member && JSON.stringify(member))));
+    // LMDB's reused buffer, read after the memberships read and copied into the new record at once.
+    const record = this.records.getBinaryFast(key);
+    if (!record) return;
+    this.records.put(key, withGroupEntry(record, groupId, member && JSON.stringify(member)));
   }
 
   private groupsFor(appId: string, userId: string, source: GroupsSource): Buffer {

@@ -136,17 +136,30 @@ export const groupsList = (entries: Iterable<GroupEntry>, groupBytes: GroupBytes
   Buffer.concat(groupsListPieces(entries, groupBytes));
 
 /**
- * `groups` (a groups part) with the entry of `groupId` set to `member`, or dropped when `member` is
- * undefined; entries stay in group ID order, the order of the memberships table's keys.
+ * `record` with the entry of `groupId` in its groups part set to `member`, or dropped when `member`
+ * is undefined; entries stay in group ID order, the order of the memberships table's keys. The
+ * entry is found by comparing IDs in place and spliced in: the other entries are copied as bytes,
+ * so a change costs one copy of the record however many groups it lists. `record` may be LMDB's
+ * reused buffer.
  */
-export function withGroupEntry(groups: Buffer, groupId: string, member: string | undefined): Buffer {
+export function withGroupEntry(record: Buffer, groupId: string, member: string | undefined): Buffer {
+  const [groupsStart, groupsEnd] = span(record, GROUPS);
   const id = Buffer.from(groupId);
-  const entries = [...groupEntriesIn(groups)].filter((entry) => !entry.id.equals(id));
-  if (member !== undefined) {
-    const at = entries.findIndex((entry) => Buffer.compare(entry.id, id) > 0);
-    entries.splice(at === -1 ? entries.length : at, 0, { groupId, id, member: Buffer.from(member) });
+  let at = groupsStart;
+  let next = at;
+  let order = 1;
+  while (at < groupsEnd) {
+    const idLength = record.readUInt32LE(at);
+    next = at + 8 + idLength + record.readUInt32LE(at + 4 + idLength);
+    order = record.compare(id, 0, id.length, at + 4, at + 4 + idLength);
+    if (order >= 0) break;
+    at = next;
   }
-  return encodeGroupEntries(entries);
+  const after = at < groupsEnd && order === 0 ? next : at;
+  const entry = member === undefined ? Buffer.alloc(0) : encodeGroupEntries([{ groupId, member }]);
+  const out = Buffer.concat([record.subarray(0, at), entry, record.subarray(after, groupsEnd)]);
+  out.writeUInt32LE(groupsEnd - groupsStart - (after - at) + entry.length, GROUPS * 4);
+  return out;
 }
 
 /** The entries of a groups part, with each group ID also as its bytes and each member's JSON as bytes. */
@@ -183,16 +196,6 @@ export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => bodyOf(v
 export const accessPart = (record: Buffer): UserAccess => JSON.parse(textOf(record, ACCESS)) as UserAccess;
 /** The platform body with `null` for its groups: the text the user's stored state is read back from. */
 export const storedBody = (record: Buffer): string => `${textOf(record, PLATFORM_HEAD)}null${textOf(record, TAIL)}`;
-
-/** `record` with its groups part replaced by `groups`, the other parts as they are. */
-export function withGroups(record: Buffer, groups: Uint8Array): Buffer {
-  const [groupsStart] = span(record, GROUPS);
-  const next = Buffer.allocUnsafe(groupsStart + groups.length);
-  next.set(record.subarray(0, groupsStart));
-  next.writeUInt32LE(groups.length, GROUPS * 4);
-  next.set(groups, groupsStart);
-  return next;
-}
 
 /** A copy of the groups part, to carry into the user's next record. */
 export const groupsPart = (record: Buffer): Buffer => copyOf(record, ...span(record, GROUPS));

@@ -1,4 +1,5 @@
 import t from 'tap';
+import fc from 'fast-check';
 import { encodeGroupEntries, encodeUserView, meBody, meView, platformBody, withGroupEntry } from '../../../src/features/users/view-record.js';
 
 const groups = (...ids: string[]) => encodeGroupEntries(ids.map((groupId) => ({ groupId, member: `{"of":"${groupId}"}` })));
@@ -12,15 +13,40 @@ const recordOf = (parts: { platformHead: string; meHead: string; tail: string; s
     ...parts,
   });
 
-t.test('a group entry is set in group ID order, replaced in place, and dropped', async (t) => {
-  t.same(withGroupEntry(groups('g1', 'g3'), 'g2', '{"of":"g2"}'), groups('g1', 'g2', 'g3'), 'inserted between');
-  t.same(withGroupEntry(groups('g2', 'g3'), 'g1', '{"of":"g1"}'), groups('g1', 'g2', 'g3'), 'inserted first');
-  t.same(withGroupEntry(groups(), 'g1', '{"of":"g1"}'), groups('g1'), 'into none');
-  t.same(withGroupEntry(groups('g1', 'g2'), 'g3', '{"of":"g3"}'), groups('g1', 'g2', 'g3'), 'appended');
-  const replaced = withGroupEntry(groups('g1', 'g2'), 'g1', '{"new":1}');
-  t.same(replaced, encodeGroupEntries([{ groupId: 'g1', member: '{"new":1}' }, { groupId: 'g2', member: '{"of":"g2"}' }]));
-  t.same(withGroupEntry(groups('g1', 'g2', 'g3'), 'g2', undefined), groups('g1', 'g3'), 'dropped');
-  t.same(withGroupEntry(groups('g1'), 'g9', undefined), groups('g1'), 'dropping an absent entry changes nothing');
+t.test('a group entry is set in group ID order, replaced in place, and dropped, the rest of the record kept', async (t) => {
+  const bodies = { platformHead: '{"id":"u","groups":', meHead: '{"groups":', tail: ',"meta":{}}', schemaStamp: 'stamp' };
+  const withEntry = (ids: string[], groupId: string, member: string | undefined) =>
+    withGroupEntry(recordOf({ ...bodies, groups: groups(...ids) }), groupId, member);
+  const expect = (record: Buffer, entries: Buffer, what: string) =>
+    t.same(record, recordOf({ ...bodies, groups: entries }), what);
+  expect(withEntry(['g1', 'g3'], 'g2', '{"of":"g2"}'), groups('g1', 'g2', 'g3'), 'inserted between');
+  expect(withEntry(['g2', 'g3'], 'g1', '{"of":"g1"}'), groups('g1', 'g2', 'g3'), 'inserted first');
+  expect(withEntry([], 'g1', '{"of":"g1"}'), groups('g1'), 'into none');
+  expect(withEntry(['g1', 'g2'], 'g3', '{"of":"g3"}'), groups('g1', 'g2', 'g3'), 'appended');
+  const replaced = encodeGroupEntries([{ groupId: 'g1', member: '{"new":1}' }, { groupId: 'g2', member: '{"of":"g2"}' }]);
+  expect(withEntry(['g1', 'g2'], 'g1', '{"new":1}'), replaced, 'replaced');
+  expect(withEntry(['g1', 'g2', 'g3'], 'g2', undefined), groups('g1', 'g3'), 'dropped');
+  expect(withEntry(['g1'], 'g9', undefined), groups('g1'), 'dropping an absent entry changes nothing');
+  expect(withEntry(['g1', 'g2'], 'g2', undefined), groups('g1'), 'the last dropped');
+});
+
+t.test('setting group entries one by one agrees with listing them anew', async (t) => {
+  const id = fc.stringMatching(/^[a-z0-9_]{1,6}$/);
+  const change = fc.record({ groupId: id, member: fc.option(fc.json(), { nil: undefined }) });
+  fc.assert(
+    fc.property(fc.array(change, { maxLength: 30 }), (changes) => {
+      const listed = new Map<string, string>();
+      let record = recordOf({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}' });
+      for (const { groupId, member } of changes) {
+        record = withGroupEntry(record, groupId, member);
+        if (member === undefined) listed.delete(groupId);
+        else listed.set(groupId, member);
+      }
+      const ordered = [...listed].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      const expected = recordOf({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}', groups: encodeGroupEntries(ordered.map(([groupId, member]) => ({ groupId, member }))) });
+      return record.equals(expected);
+    }),
+  );
 });
 
 t.test('bodies are put together with each listed group rendered once, skipping a group that is gone', async (t) => {
