@@ -145,34 +145,38 @@ export const groupsList = (entries: Iterable<GroupEntry>, groupBytes: GroupBytes
 export function withGroupEntry(record: Buffer, groupId: string, member: string | undefined): Buffer {
   const [groupsStart, groupsEnd] = span(record, GROUPS);
   const id = Buffer.from(groupId);
-  let at = groupsStart;
-  let next = at;
-  let order = 1;
-  while (at < groupsEnd) {
-    const idLength = record.readUInt32LE(at);
-    next = at + 8 + idLength + record.readUInt32LE(at + 4 + idLength);
-    order = record.compare(id, 0, id.length, at + 4, at + 4 + idLength);
-    if (order >= 0) break;
-    at = next;
+  // The entry is set over [at, after): the old entry of `groupId`, or nothing before the first ID above it.
+  let at = groupsEnd;
+  let after = groupsEnd;
+  for (const entry of entrySpans(record, groupsStart, groupsEnd)) {
+    const order = record.compare(id, 0, id.length, entry.idStart, entry.idEnd);
+    if (order < 0) continue;
+    at = entry.start;
+    after = order === 0 ? entry.next : entry.start;
+    break;
   }
-  const after = at < groupsEnd && order === 0 ? next : at;
   const entry = member === undefined ? Buffer.alloc(0) : encodeGroupEntries([{ groupId, member }]);
   const out = Buffer.concat([record.subarray(0, at), entry, record.subarray(after, groupsEnd)]);
   out.writeUInt32LE(groupsEnd - groupsStart - (after - at) + entry.length, GROUPS * 4);
   return out;
 }
 
-/** The entries of a groups part, with each group ID also as its bytes and each member's JSON as bytes. */
-function* groupEntriesIn(groups: Buffer): Generator<{ groupId: string; id: Buffer; member: Buffer }> {
-  let at = 0;
-  while (at < groups.length) {
-    const idLength = groups.readUInt32LE(at);
-    const id = groups.subarray(at + 4, at + 4 + idLength);
-    at += 4 + idLength;
-    const memberLength = groups.readUInt32LE(at);
-    const member = groups.subarray(at + 4, at + 4 + memberLength);
-    at += 4 + memberLength;
-    yield { groupId: id.toString('utf8'), id, member };
+/** Where each entry of the groups part at `[start, end)` of `bytes` lies: its start, its group ID, its member and the next entry's start. */
+function* entrySpans(bytes: Buffer, start: number, end: number) {
+  while (start < end) {
+    const idStart = start + 4;
+    const idEnd = idStart + bytes.readUInt32LE(start);
+    const memberStart = idEnd + 4;
+    const next = memberStart + bytes.readUInt32LE(idEnd);
+    yield { start, idStart, idEnd, memberStart, next };
+    start = next;
+  }
+}
+
+/** The entries of a groups part, each member's JSON as bytes. */
+function* groupEntriesIn(groups: Buffer): Generator<GroupEntry> {
+  for (const { idStart, idEnd, memberStart, next } of entrySpans(groups, 0, groups.length)) {
+    yield { groupId: groups.toString('utf8', idStart, idEnd), member: groups.subarray(memberStart, next) };
   }
 }
 
