@@ -63,6 +63,9 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 const withoutExpired = (sessions: RevokedSession[], at: number) => sessions.filter((s) => s.until > at);
 
+/** `meta` with `modified` stamped at `at`. */
+const modifiedAt = (meta: UserMeta, at: number): UserMeta => ({ ...meta, modified: iso(at) });
+
 /**
  * A user of one application: `enabled` or `disabled`. Every change of a profile, its sign-in
  * stamps and its revocation marks goes through here; time arrives on the events.
@@ -70,7 +73,7 @@ const withoutExpired = (sessions: RevokedSession[], at: number) => sessions.filt
 export const userMachine = setup({
   types: {} as { context: UserContext; events: UserEvent; input: UserInput },
   actions: {
-    stampModified: assign({ meta: ({ context, event }) => ({ ...context.meta, modified: iso(event.at) }) }),
+    stampModified: assign({ meta: ({ context, event }) => modifiedAt(context.meta, event.at) }),
   },
 }).createMachine({
   id: 'user',
@@ -92,7 +95,7 @@ export const userMachine = setup({
       actions: assign(({ context, event }) => ({
         data: event.data,
         attributes: event.attributes,
-        meta: { ...context.meta, modified: iso(event.at) },
+        meta: modifiedAt(context.meta, event.at),
       })),
     },
     'user.revokeAll': {
