@@ -19,6 +19,15 @@ export function seedProfile(n: number): { data: Record<string, unknown>; attribu
   };
 }
 
+/**
+ * A profile write as an application sends one: the user's whole `data` back with `changes` made, as a
+ * wrk body template (`{email}` and `{phone}` come from the user's pools, so no address changes).
+ */
+export function profileWriteBody(changes: Record<string, unknown>): string {
+  const { data } = seedProfile(0);
+  return JSON.stringify({ data: { ...data, email: '{email}', phone_number: '{phone}', ...changes } });
+}
+
 /** About the size of a seeded profile as the service answers it (~600 bytes). */
 export function ceilingBody(): string {
   const { data, attributes } = seedProfile(123456);

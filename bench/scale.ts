@@ -2,7 +2,8 @@ import { writeRequestScript, type RequestShape } from './lua.js';
 import { runWrk } from './wrk.js';
 import { rssAnonBytes, startService, type ServiceProcess } from './service-process.js';
 import type { ServiceClient } from './client.js';
-import type { SeededUser } from './scenarios.js';
+import { userPools, type SeededUser } from './scenarios.js';
+import { profileWriteBody } from './profile-fixture.js';
 import type { LoadSettings } from './measure.js';
 
 export interface MemoryFigures {
@@ -20,7 +21,7 @@ export interface ColdStart {
 }
 
 /**
- * One pass over `users` in order with the request `shape` builds (its `{user}`/`{email}` pools come
+ * One pass over `users` in order with the request `shape` builds (its `{user}`/`{email}`/`{phone}` pools come
  * from the users). wrk runs by time: each run is sized from the measured rate with headroom and its
  * script stops after the users it was given; a run cut short by a busy machine is followed by
  * another over the users still left. Answers how many requests were answered.
@@ -37,7 +38,7 @@ async function sweep(
   for (let attempt = 0; attempt < 5 && done < users.length; attempt++) {
     const left = users.slice(done);
     const script = await writeRequestScript(settings.dir, `${name}-${attempt}`, {
-      ...shape({ user: left.map((u) => u.id), email: left.map((u) => u.email) }),
+      ...shape(userPools(left)),
       pick: 'sequential',
       stopAfter: left.length + settings.connections,
     });
@@ -73,7 +74,7 @@ export async function memoryAfterSweep(
       method: 'PUT',
       path,
       headers: { ...client.platformHeaders, 'content-type': 'application/json' },
-      body: '{"data":{"email":"{email}","first_name":"Swept","last_name":"S{n}"}}',
+      body: profileWriteBody({ first_name: 'Swept', last_name: 'S{n}' }),
       pools,
     }),
     rates.write,

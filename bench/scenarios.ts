@@ -2,11 +2,20 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceClient } from './client.js';
 import { luaString, type RequestShape } from './lua.js';
+import { profileWriteBody } from './profile-fixture.js';
 
 export interface SeededUser {
   id: string;
   email: string;
+  phone: string;
 }
+
+/** Paired pools of the users' IDs and addresses, for `{user}`, `{email}` and `{phone}`. */
+export const userPools = (users: readonly SeededUser[]) => ({
+  user: users.map((u) => u.id),
+  email: users.map((u) => u.email),
+  phone: users.map((u) => u.phone),
+});
 
 export interface SignedInUser {
   userId: string;
@@ -90,8 +99,8 @@ export const scenarios: readonly Scenario[] = [
       method: 'PUT',
       path: `${usersPath(env)}/{user}/data`,
       headers: { ...env.client.platformHeaders, 'content-type': 'application/json' },
-      body: '{"data":{"email":"{email}","first_name":"Written","last_name":"W{n}","plan":"pro","score":7}}',
-      pools: { user: env.users().map((u) => u.id), email: env.users().map((u) => u.email) },
+      body: profileWriteBody({ first_name: 'Written', last_name: 'W{n}', plan: 'pro', score: 7 }),
+      pools: userPools(env.users()),
     }),
   },
   {

@@ -24,7 +24,7 @@ export async function seedUsers(
       platform: true,
       body: profile,
     });
-    users[n] = { id: created[client.userField], email: profile.data.email as string };
+    users[n] = { id: created[client.userField], email: profile.data.email as string, phone: profile.data.phone_number as string };
     if (++done % 10_000 === 0) onProgress?.(done);
   });
   const seconds = (performance.now() - startedAt) / 1000;
