@@ -12,6 +12,7 @@ import { errorShare, measurePaired, prepareScripts, type LoadSettings, type Targ
 import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
 import { formatTable, judge, resultsPath, writeResults, type ScenarioOutcome } from './report.js';
 import { formatHotFunctions, hottestFunctions, type HotFunction } from './cpu-profile.js';
+import { measureStorageFloor, type StorageFloor } from './storage-floor.js';
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
@@ -61,6 +62,8 @@ interface ServiceRun {
   memory?: MemoryFigures;
   memorySkipped?: string;
   coldStart: ColdStart;
+  /** Measured when the profile write was: its reference on the storage side. */
+  storageFloor?: StorageFloor;
   /** Set when the service under test exited on its own during the run. */
   serviceDied?: string;
   hot?: HotFunction[];
@@ -154,6 +157,12 @@ async function measureService(
     await service.stop();
     stopped = true;
     const hot = options.cpuProf ? await hottestFunctions(profileDir) : undefined;
+    let storageFloor: StorageFloor | undefined;
+    if (seeding && writeRate) {
+      log(`storage floor: durable rewrites of random users' records, ${settings.connections} in flight, no HTTP`);
+      const userIds = seeding.users.map((u) => u.id);
+      storageFloor = await measureStorageFloor(dataDir, client.app.id, userIds, settings);
+    }
     log('cold start on the seeded data dir');
     const restart = await coldStart(dataDir, options.env);
     const { users: _users, ...seedingFigures } = seeding ?? { users: [] };
@@ -166,6 +175,7 @@ async function measureService(
       memory,
       memorySkipped,
       coldStart: restart,
+      storageFloor,
       serviceDied,
       hot,
     };
@@ -189,6 +199,13 @@ function summarize(options: BenchOptions, run: ServiceRun): string {
     );
     if (m.sweptReads < run.users) lines.push(`  warning: the sweep read only ${m.sweptReads} of ${run.users} users`);
   } else lines.push(`memory: skipped (${run.memorySkipped})`);
+  const floor = run.storageFloor;
+  const write = run.outcomes.find((o) => o.name.startsWith('profile write') && o.result);
+  if (floor && write?.result && write.ceiling) {
+    lines.push(
+      `storage floor: ${floor.writesPerSecond.toFixed(0)} durable record rewrites/s (${options.connections} in flight, no HTTP, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, ${floor.cpuMicrosPerWrite.toFixed(0)} µs CPU per write, loop ${(floor.loopUtilization * 100).toFixed(0)}% busy) = ${(floor.writesPerSecond / write.ceiling.requestsPerSecond).toFixed(2)}× the profile write's ceiling; the profile write reached ${((write.result.requestsPerSecond / floor.writesPerSecond) * 100).toFixed(0)}% of it`,
+    );
+  }
   lines.push(
     `start: ${run.firstStartMs.toFixed(0)} ms on an empty dir; cold start ${run.coldStart.coldStartMs.toFixed(0)} ms on the seeded dir (RssAnon ${mb(run.coldStart.rssAnonAtStartBytes)})`,
   );

@@ -41,7 +41,7 @@ type UserView = ActorView<UserContext>;
 const json = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
 /** The database of user view records. */
-const USER_VIEWS_DB = 'user_views';
+export const USER_VIEWS_DB = 'user_views';
 
 /**
  * The user machine version whose state a view record holds. Records do not carry it: a new version of
