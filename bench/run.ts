@@ -7,7 +7,7 @@ import { startCeiling } from './ceiling.js';
 import { startService } from './service-process.js';
 import { RouteUnavailable, serviceClient } from './client.js';
 import { seedUsers, signIn, type Seeding } from './seed.js';
-import { scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
+import { PROFILE_WRITE, scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
 import { errorShare, measurePaired, prepareScripts, type LoadSettings, type Target } from './measure.js';
 import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
 import { formatTable, judge, resultsPath, writeResults, type ScenarioOutcome } from './report.js';
@@ -111,6 +111,7 @@ async function measureService(
     };
 
     const outcomes: ScenarioOutcome[] = [];
+    let storageFloor: StorageFloor | undefined;
     const chosen = scenarios.filter((s) => options.only.length === 0 || options.only.some((o) => s.name.toLowerCase().includes(o)));
     for (const scenario of chosen) {
       const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation, connections: scenario.connections };
@@ -134,6 +135,12 @@ async function measureService(
             ? { ...measured, status: 'failed', reason: `${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)` }
             : { ...measured, status: 'measured' },
         );
+        // On the data set the write just measured, before the group scenarios grow the signed-in users' records.
+        if (scenario === PROFILE_WRITE && seeding) {
+          log(`storage floor: durable rewrites of random users' records, ${connections} in flight, no HTTP (the service idle)`);
+          const userIds = seeding.users.map((u) => u.id);
+          storageFloor = await measureStorageFloor(dataDir, client.app.id, userIds, { ...settings, connections });
+        }
       } catch (error) {
         const skipped = error instanceof RouteUnavailable;
         const died = service.died();
@@ -157,12 +164,6 @@ async function measureService(
     await service.stop();
     stopped = true;
     const hot = options.cpuProf ? await hottestFunctions(profileDir) : undefined;
-    let storageFloor: StorageFloor | undefined;
-    if (seeding && writeRate) {
-      log(`storage floor: durable rewrites of random users' records, ${settings.connections} in flight, no HTTP`);
-      const userIds = seeding.users.map((u) => u.id);
-      storageFloor = await measureStorageFloor(dataDir, client.app.id, userIds, settings);
-    }
     log('cold start on the seeded data dir');
     const restart = await coldStart(dataDir, options.env);
     const { users: _users, ...seedingFigures } = seeding ?? { users: [] };
@@ -200,7 +201,7 @@ function summarize(options: BenchOptions, run: ServiceRun): string {
     if (m.sweptReads < run.users) lines.push(`  warning: the sweep read only ${m.sweptReads} of ${run.users} users`);
   } else lines.push(`memory: skipped (${run.memorySkipped})`);
   const floor = run.storageFloor;
-  const write = run.outcomes.find((o) => o.name.startsWith('profile write') && o.result);
+  const write = run.outcomes.find((o) => o.name === PROFILE_WRITE.name && o.result);
   if (floor && write?.result && write.ceiling) {
     lines.push(
       `storage floor: ${floor.writesPerSecond.toFixed(0)} durable record rewrites/s (${options.connections} in flight, no HTTP, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, ${floor.cpuMicrosPerWrite.toFixed(0)} µs CPU per write, loop ${(floor.loopUtilization * 100).toFixed(0)}% busy) = ${(floor.writesPerSecond / write.ceiling.requestsPerSecond).toFixed(2)}× the profile write's ceiling; the profile write reached ${((write.result.requestsPerSecond / floor.writesPerSecond) * 100).toFixed(0)}% of it`,
