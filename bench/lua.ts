@@ -71,9 +71,10 @@ export function packPool(values: readonly string[]): { bytes: Buffer; width: num
 
 /**
  * Pools live in one Lua string each, not in a table of strings: wrk's garbage collector walks a
- * table's million strings on every cycle (a 1M-user ceiling fell from ~120k to 81–91k req/s, p99 5–35 ms),
- * one string is a single object. Collecting at 110% of the live heap keeps each cycle's garbage,
- * and so LuaJIT's string table, small (the default 200% gave p99 13–20 ms over a million picks).
+ * table's million strings on every cycle (a 1M-user ceiling fell from ~120k to 81–91k req/s, p99
+ * 5–35 ms); one string is a single object. Collecting at 110% of the live heap keeps each cycle's
+ * garbage, and so LuaJIT's string table, small (the default 200% gave p99 13–20 ms over a million
+ * picks).
  */
 const LUA_POOLS = [
   'collectgarbage("setpause", 110)',
