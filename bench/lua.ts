@@ -58,7 +58,8 @@ const LENGTH_DIGITS = 4;
  * digits, then its bytes padded with spaces to the widest. Answers the bytes and the entry width.
  */
 export function packPool(values: readonly string[]): { bytes: Buffer; width: number } {
-  const widest = Math.max(0, ...values.map((value) => Buffer.byteLength(value)));
+  // A loop, not `Math.max(...)`: a million arguments overflow the stack.
+  const widest = values.reduce((most, value) => Math.max(most, Buffer.byteLength(value)), 0);
   if (widest >= 10 ** LENGTH_DIGITS) throw new Error(`pool values are at most ${10 ** LENGTH_DIGITS - 1} bytes`);
   const width = LENGTH_DIGITS + widest;
   const bytes = Buffer.alloc(values.length * width, ' ');

@@ -18,6 +18,13 @@ t.test('a packed pool holds every value, in order, at a fixed width', async (t) 
   t.equal(bytes.toString('latin1', 4 * width, 4 * width + 4), '0004', 'the length counts bytes, not characters');
 });
 
+t.test('a million values pack (the bench pools a million users)', async (t) => {
+  const values = Array.from({ length: 1_000_000 }, (_, k) => `user_${k}`);
+  const { bytes, width } = packPool(values);
+  t.equal(width, 4 + 'user_999999'.length);
+  t.equal(entry(bytes, width, 999_999), 'user_999999');
+});
+
 t.test('a value too long for the length digits is refused', async (t) => {
   t.throws(() => packPool(['x'.repeat(10_000)]), /at most 9999 bytes/);
 });
