@@ -3,7 +3,7 @@ import { newId } from '../../lib/ids.js';
 import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { Attributes, ProfileData, UserContext, UserEvent } from '../../../machines/user.machine.js';
-import { addressesOf, normalizeAddress, type AddressKind } from './addresses.js';
+import { addressesOf, FIELD_OF, normalizeAddress, type AddressKind } from './addresses.js';
 import type { ProfileViews } from './profile-views.js';
 
 export const USER_KIND = 'user';
@@ -130,6 +130,8 @@ export class UserDirectory {
   }
 
   private reindex(turn: Turn, before: UserView | undefined, after: UserView | undefined): void {
+    // Most changes touch no address (a profile write sends them back as they were): no index work then.
+    if (before && after && sameAddressSources(before.context, after.context)) return;
     const keyOf = (user: UserView, [kind, value]: [AddressKind, string]): Key => [
       user.context.appId,
       kind,
@@ -142,4 +144,15 @@ export class UserDirectory {
     for (const [id, address] of old) if (!next.has(id)) turn.del(this.lookup, keyOf(before!, address));
     for (const [id, address] of next) if (!old.has(id)) turn.put(this.lookup, keyOf(after!, address), true);
   }
+}
+
+const ADDRESS_FIELDS = Object.values(FIELD_OF);
+
+/** Whether two states of a user index under the same keys: the same address fields (`addressesOf`), creation time and ID. */
+function sameAddressSources(a: UserContext, b: UserContext): boolean {
+  return (
+    a.id === b.id &&
+    a.meta.created === b.meta.created &&
+    ADDRESS_FIELDS.every((field) => a.data[field] === b.data[field] && a.verified_data[field] === b.verified_data[field])
+  );
 }

@@ -50,3 +50,39 @@ t.test('users are created, changed and found by address, with views and counts i
   t.equal(users.count(appId), 0);
   t.same(users.findByAddress(appId, 'email', 'new@example.com'), []);
 });
+
+t.test('each address field moves its own lookup; a change that leaves the addresses alone keeps them all', async (t) => {
+  const server = await startServer(t);
+  const { users, runtime } = server.deps;
+  const appId = server.app.id;
+  const find = (kind: 'email' | 'phone', value: string) => users.findByAddress(appId, kind, value);
+  const update = (userId: string, data: Record<string, unknown>) =>
+    runtime.run([userLock(appId, userId)], (turn) =>
+      users.change(turn, appId, userId, { type: 'user.update', data: { user_id: userId, ...data }, attributes: {}, at: turn.now }),
+    );
+
+  const plan = users.planEnsure(appId, { email: 'grace@example.com' });
+  const { userId } = await runtime.run(plan.locks, (turn) => plan.apply(turn, { phone_number: '+1 555 0001' }));
+  t.same(find('phone', '+15550001'), [userId]);
+
+  await update(userId, { email: 'grace@example.com', phone_number: '+1 555 0002' });
+  t.same(find('phone', '+15550001'), [], 'the old phone number is unindexed');
+  t.same(find('phone', '+15550002'), [userId]);
+  t.same(find('email', 'grace@example.com'), [userId], 'the email stays');
+
+  await runtime.run([userLock(appId, userId)], (turn) =>
+    users.change(turn, appId, userId, { type: 'user.signIn', method: 'magic_link', verified: { email: 'proven@example.com' }, at: turn.now }),
+  );
+  t.same(find('email', 'proven@example.com'), [userId], 'a verified address is indexed');
+
+  await update(userId, { email: 'grace@example.com', phone_number: '+1 555 0002', first_name: 'Grace' });
+  t.same(
+    [find('email', 'grace@example.com'), find('phone', '+15550002'), find('email', 'proven@example.com')],
+    [[userId], [userId], [userId]],
+    'a change to other fields keeps every address',
+  );
+
+  await update(userId, { phone_number: '+1 555 0002', first_name: 'Grace' });
+  t.same(find('email', 'grace@example.com'), [], 'dropping the email unindexes it');
+  t.same(find('email', 'proven@example.com'), [userId], 'the verified one stays');
+});
