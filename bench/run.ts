@@ -204,7 +204,7 @@ function summarize(options: BenchOptions, run: ServiceRun): string {
   const write = run.outcomes.find((o) => o.name === PROFILE_WRITE.name && o.result);
   if (floor && write?.result && write.ceiling) {
     lines.push(
-      `storage floor: ${floor.writesPerSecond.toFixed(0)} durable record rewrites/s (${options.connections} in flight, no HTTP, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, ${floor.cpuMicrosPerWrite.toFixed(0)} µs CPU per write, loop ${(floor.loopUtilization * 100).toFixed(0)}% busy) = ${(floor.writesPerSecond / write.ceiling.requestsPerSecond).toFixed(2)}× the profile write's ceiling; the profile write reached ${((write.result.requestsPerSecond / floor.writesPerSecond) * 100).toFixed(0)}% of it`,
+      `storage floor: ${floor.writesPerSecond.toFixed(0)} durable record rewrites/s (${write.connections ?? options.connections} in flight, no HTTP, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, ${floor.cpuMicrosPerWrite.toFixed(0)} µs CPU per write, loop ${(floor.loopUtilization * 100).toFixed(0)}% busy) = ${(floor.writesPerSecond / write.ceiling.requestsPerSecond).toFixed(2)}× the profile write's ceiling; the profile write reached ${((write.result.requestsPerSecond / floor.writesPerSecond) * 100).toFixed(0)}% of it`,
     );
   }
   lines.push(

@@ -22,10 +22,10 @@ export interface FloorLoad {
 }
 
 /**
- * On a stopped service's data dir, `connections` lanes each read a random user's view record and
- * commit it back unchanged through the store's own commit path, one awaited write per lane at a time,
- * as the profile write scenario's connections do: one record put per durable commit, on the same
- * B-tree. What limits this rate is the disk (flushing the pages a batch dirtied), not JavaScript.
+ * On a service's data dir (the service idle: LMDB serves both processes), `connections` lanes each
+ * read a random user's view record and commit it back unchanged through the store's own commit path,
+ * one awaited write per lane at a time, as the profile write scenario's connections do: one record
+ * put per durable commit, on the same B-tree. What it measures is what the disk and lmdb-js allow.
  */
 export async function measureStorageFloor(dataDir: string, appId: string, userIds: readonly string[], load: FloorLoad): Promise<StorageFloor> {
   if (userIds.length === 0) throw new Error('the storage floor needs seeded users');
