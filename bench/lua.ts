@@ -105,21 +105,34 @@ export async function writeRequestScript(dir: string, name: string, shape: Reque
     await writeFile(file, bytes);
     lines.push(`local pool_${pool} = pool(${luaString(file)}, ${width})`);
   }
-  const headers = shape.headers ?? {};
-  const staticHeaders = Object.entries(headers).filter(([, value]) => !hasPlaceholder(value));
-  const dynamicHeaders = Object.entries(headers).filter(([, value]) => hasPlaceholder(value));
+  const headers = Object.entries(shape.headers ?? {});
+  const headerLine = (name: string, value: string) => `${name}: ${value}\r\n`;
+  const staticLines = headers.filter(([, value]) => !hasPlaceholder(value)).map(([name, value]) => headerLine(name, value));
+  const dynamicHeaders = headers.filter(([, value]) => hasPlaceholder(value));
+  // The request is put together in one concatenation, not by `wrk.format`: its table and its
+  // `string.format` per header were most of wrk's garbage per request (p99 1.5–1.9 ms against 1.0 ms).
+  const request = [
+    luaString(`${shape.method} `),
+    luaTemplate(shape.path, pools),
+    luaString(' HTTP/1.1\r\n'),
+    'static_headers',
+    ...dynamicHeaders.map(([name, value]) => `${luaString(`${name}: `)} .. ${luaTemplate(value, pools)} .. ${luaString('\r\n')}`),
+    shape.body === undefined ? luaString('\r\n') : `"Content-Length: " .. #body .. ${luaString('\r\n\r\n')} .. body`,
+  ];
   lines.push(
-    `local headers = { ${staticHeaders.map(([k, v]) => `[${luaString(k)}] = ${luaString(v)}`).join(', ')} }`,
     `local size = ${poolSize}`,
-    'init = function() math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)") or "0", 16) % 100000) end',
+    'local static_headers',
+    'init = function()',
+    '  math.randomseed(os.time() + tonumber(tostring({}):match("0x(%x+)") or "0", 16) % 100000)',
+    // wrk knows the Host header (from the URL it was given) only once it calls `init`.
+    `  static_headers = "Host: " .. wrk.headers["Host"] .. ${luaString('\r\n' + staticLines.join(''))}`,
+    'end',
     'request = function()',
     '  n = n + 1',
     ...(shape.stopAfter === undefined ? [] : [`  if n > ${shape.stopAfter} then wrk.thread:stop() end`]),
     shape.pick === 'sequential' ? '  local i = (n - 1) % size + 1' : '  local i = math.random(size)',
-    ...dynamicHeaders.map(([k, v]) => `  headers[${luaString(k)}] = ${luaTemplate(v, pools)}`),
-    `  return wrk.format(${luaString(shape.method)}, ${luaTemplate(shape.path, pools)}, headers, ${
-      shape.body === undefined ? 'nil' : luaTemplate(shape.body, pools)
-    })`,
+    ...(shape.body === undefined ? [] : [`  local body = ${luaTemplate(shape.body, pools)}`]),
+    `  return ${request.join(' .. ')}`,
     'end',
   );
   const script = join(dir, `${name}.lua`);

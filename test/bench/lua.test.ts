@@ -41,6 +41,8 @@ t.test('the script reads its pools packed and picks from them by one index', asy
   const lua = await readFile(script, 'utf8');
   t.match(lua, /local pool_user = pool\(".*probe\.user\.pool", 11\)/);
   t.match(lua, /"\/users\/" \.\. pick\(pool_user, i\) \.\. "\/data"/);
-  t.match(lua, /pick\(pool_email, i\)/);
+  t.match(lua, /local body = .*pick\(pool_email, i\)/);
+  t.match(lua, /static_headers = "Host: " \.\. wrk\.headers\["Host"\]/, 'the Host header wrk was given');
+  t.match(lua, /return "PUT " \.\. .* \.\. static_headers \.\. "Content-Length: " \.\. #body \.\. "\\013\\010\\013\\010" \.\. body/);
   t.same(await readFile(`${dir}/probe.user.pool`), packPool(users).bytes);
 });
