@@ -46,7 +46,7 @@ async function main(): Promise<number> {
       startedAt,
     );
     process.stdout.write(`\nresults: ${file}\n`);
-    return run.serviceDied || run.outcomes.some((o) => o.status === 'failed') ? 1 : 0;
+    return run.serviceDied || run.storageFloorFailed || run.outcomes.some((o) => o.status === 'failed') ? 1 : 0;
   } finally {
     await ceiling.stop();
     await rm(work, { recursive: true, force: true });
@@ -64,6 +64,7 @@ interface ServiceRun {
   coldStart: ColdStart;
   /** Measured when the profile write was: its reference on the storage side. */
   storageFloor?: StorageFloor;
+  storageFloorFailed?: string;
   /** Set when the service under test exited on its own during the run. */
   serviceDied?: string;
   hot?: HotFunction[];
@@ -112,6 +113,7 @@ async function measureService(
 
     const outcomes: ScenarioOutcome[] = [];
     let storageFloor: StorageFloor | undefined;
+    let storageFloorFailed: string | undefined;
     const chosen = scenarios.filter((s) => options.only.length === 0 || options.only.some((o) => s.name.toLowerCase().includes(o)));
     for (const scenario of chosen) {
       const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation, connections: scenario.connections };
@@ -135,12 +137,6 @@ async function measureService(
             ? { ...measured, status: 'failed', reason: `${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)` }
             : { ...measured, status: 'measured' },
         );
-        // On the data set the write just measured, before the group scenarios grow the signed-in users' records.
-        if (scenario === PROFILE_WRITE && seeding) {
-          log(`storage floor: durable rewrites of random users' records, ${connections} in flight, no HTTP (the service idle)`);
-          const userIds = seeding.users.map((u) => u.id);
-          storageFloor = await measureStorageFloor(dataDir, client.app.id, userIds, { ...settings, connections });
-        }
       } catch (error) {
         const skipped = error instanceof RouteUnavailable;
         const died = service.died();
@@ -148,11 +144,22 @@ async function measureService(
         log(`${scenario.name}: ${skipped ? 'skipped' : 'FAILED'}: ${reason}`);
         outcomes.push({ ...base, status: skipped ? 'skipped' : 'failed', reason });
       }
+      // On the data set the write just measured, before the group scenarios grow the signed-in users' records.
+      if (scenario === PROFILE_WRITE && seeding && outcomes.at(-1)?.result) {
+        const connections = scenario.connections ?? settings.connections;
+        log(`storage floor: durable rewrites of random users' records, ${connections} in flight, no HTTP (the service idle)`);
+        const userIds = seeding.users.map((u) => u.id);
+        storageFloor = await measureStorageFloor(dataDir, client.app.id, userIds, { ...settings, connections }).catch((error) => {
+          storageFloorFailed = (error as Error).message;
+          log(`storage floor: FAILED: ${storageFloorFailed}`);
+          return undefined;
+        });
+      }
     }
 
     const rate = (name: string) => outcomes.find((o) => o.name.startsWith(name) && o.status === 'measured')?.result?.requestsPerSecond;
     const readRate = rate('platform profile read');
-    const writeRate = rate('profile write');
+    const writeRate = rate(PROFILE_WRITE.name);
     let memory: MemoryFigures | undefined;
     let memorySkipped: string | undefined;
     if (seeding && readRate && writeRate) {
@@ -177,6 +184,7 @@ async function measureService(
       memorySkipped,
       coldStart: restart,
       storageFloor,
+      storageFloorFailed,
       serviceDied,
       hot,
     };
@@ -202,9 +210,10 @@ function summarize(options: BenchOptions, run: ServiceRun): string {
   } else lines.push(`memory: skipped (${run.memorySkipped})`);
   const floor = run.storageFloor;
   const write = run.outcomes.find((o) => o.name === PROFILE_WRITE.name && o.result);
+  if (run.storageFloorFailed) lines.push(`storage floor: FAILED (${run.storageFloorFailed})`);
   if (floor && write?.result && write.ceiling) {
     lines.push(
-      `storage floor: ${floor.writesPerSecond.toFixed(0)} durable record rewrites/s (${write.connections ?? options.connections} in flight, no HTTP, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, ${floor.cpuMicrosPerWrite.toFixed(0)} µs CPU per write, loop ${(floor.loopUtilization * 100).toFixed(0)}% busy) = ${(floor.writesPerSecond / write.ceiling.requestsPerSecond).toFixed(2)}× the profile write's ceiling; the profile write reached ${((write.result.requestsPerSecond / floor.writesPerSecond) * 100).toFixed(0)}% of it`,
+      `storage floor: ${floor.writesPerSecond.toFixed(0)} durable record rewrites/s (${floor.connections} in flight, no HTTP, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, ${floor.cpuMicrosPerWrite.toFixed(0)} µs CPU per write, loop ${(floor.loopUtilization * 100).toFixed(0)}% busy) = ${(floor.writesPerSecond / write.ceiling.requestsPerSecond).toFixed(2)}× the profile write's ceiling; the profile write reached ${((write.result.requestsPerSecond / floor.writesPerSecond) * 100).toFixed(0)}% of it`,
     );
   }
   lines.push(

@@ -4,6 +4,8 @@ import { USER_VIEWS_DB } from '../src/features/users/profile-views.js';
 
 /** Durable record rewrites with no HTTP and no service code: what the disk allows profile writes on this data set. */
 export interface StorageFloor {
+  /** Lanes, each with one write in flight. */
+  connections: number;
   writes: number;
   seconds: number;
   writesPerSecond: number;
@@ -66,6 +68,7 @@ export async function measureStorageFloor(dataDir: string, appId: string, userId
     latencies.sort((a, b) => a - b);
     const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))];
     return {
+      connections: load.connections,
       writes: latencies.length,
       seconds,
       writesPerSecond: latencies.length / seconds,
