@@ -98,7 +98,7 @@ export async function writeRequestScript(dir: string, name: string, shape: Reque
   const lengths = new Set(Object.values(pools).map((values) => values.length));
   if (lengths.has(0)) throw new Error(`${name}: an empty pool`);
   const poolSize = Math.max(1, ...lengths);
-  const lines: string[] = [...LUA_POOLS, `local run = ${luaString(randomBytes(4).toString('hex') + '-')}`, 'local n = 0'];
+  const lines: string[] = [...(Object.keys(pools).length > 0 ? LUA_POOLS : []), `local run = ${luaString(randomBytes(4).toString('hex') + '-')}`, 'local n = 0'];
   for (const [pool, values] of Object.entries(pools)) {
     const file = join(dir, `${name}.${pool}.pool`);
     const { bytes, width } = packPool(values);

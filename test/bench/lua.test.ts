@@ -29,6 +29,12 @@ t.test('a value too long for the length digits is refused', async (t) => {
   t.throws(() => packPool(['x'.repeat(10_000)]), /at most 9999 bytes/);
 });
 
+t.test('a script without pools has no pool helpers', async (t) => {
+  const lua = await readFile(await writeRequestScript(t.testdir(), 'plain', { method: 'GET', path: '/health' }), 'utf8');
+  t.notMatch(lua, /function pick|setpause/);
+  t.match(lua, /return "GET " \.\. "\/health" \.\. " HTTP\/1\.1\\013\\010" \.\. static_headers \.\. "\\013\\010"/);
+});
+
 t.test('the script reads its pools packed and picks from them by one index', async (t) => {
   const dir = t.testdir();
   const users = ['user_1', 'user_22'];
