@@ -148,11 +148,9 @@ export class UserDirectory {
 
 const ADDRESS_FIELDS = Object.values(FIELD_OF);
 
-/** Whether two states of a user index under the same keys: the same address fields (`addressesOf`), creation time and ID. */
-function sameAddressSources(a: UserContext, b: UserContext): boolean {
-  return (
-    a.id === b.id &&
-    a.meta.created === b.meta.created &&
-    ADDRESS_FIELDS.every((field) => a.data[field] === b.data[field] && a.verified_data[field] === b.verified_data[field])
-  );
-}
+/**
+ * Whether two states of one user index under the same keys: the fields `addressesOf` reads are the
+ * same (the other parts of a key, the user's ID and creation time, never change).
+ */
+const sameAddressSources = (a: UserContext, b: UserContext): boolean =>
+  ADDRESS_FIELDS.every((field) => a.data[field] === b.data[field] && a.verified_data[field] === b.verified_data[field]);
