@@ -1,5 +1,6 @@
 import type { MigrationStep } from './storage/migrations.js';
 import { USER_RECORD_MACHINE_VERSION, type GroupsSource, type ProfileViews } from './features/users/profile-views.js';
+import { format5Access, withAccess } from './features/users/view-record.js';
 import type { ActorRuntime, StoredSnapshot } from './runtime/runtime.js';
 import type { Key, Store } from './storage/store.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
@@ -61,6 +62,15 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Reco
       }
       // Steps 1 → 2 before this build looked for these with a check that never found them.
       dropFormat1Views(store);
+    },
+    // 5 → 6: a view record's access part became binary (view-record.ts). Records the steps before
+    // rendered are binary already: those steps render with this build's code.
+    5() {
+      for (const key of [...profiles.records.getKeys({})]) {
+        const record = profiles.records.getBinaryFast(key)!;
+        const access = format5Access(record);
+        if (access) profiles.records.put(key, withAccess(record, access));
+      }
     },
   };
 }

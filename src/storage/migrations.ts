@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Store } from './store.js';
 
 /** The stored data's format; bump it and add a step to `src/format-steps.ts` when the layout changes. */
-export const FORMAT_VERSION = 5;
+export const FORMAT_VERSION = 6;
 
 /** `steps[n]` moves a data dir from format n to n + 1, inside one write transaction. */
 export type MigrationStep = (store: Store) => void;

@@ -8,6 +8,7 @@ import type { Deps } from '../../src/deps.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
+import { accessPart, format5Access } from '../../src/features/users/view-record.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -42,9 +43,9 @@ function stageFormat4Users(deps: Deps, change: (context: UserContext) => UserCon
 }
 
 /**
- * Leaves the data dir of `server` as format `format` had it: its users' snapshots staged as up to
- * format 4 (through `change`), then `stage`, in one transaction. Starts a server on it again, which
- * moves it to the current format.
+ * Leaves the data dir of `server` as format `format` had it: up to format 4, its users' snapshots
+ * staged as those formats kept them (through `change`); then `stage`, in one transaction. Starts a
+ * server on it again, which moves it to the current format.
  */
 async function reopenedAsFormat(
   t: Test,
@@ -56,7 +57,7 @@ async function reopenedAsFormat(
   const { deps } = server;
   deps.store.db('actor:user');
   await deps.store.commit(() => {
-    stageFormat4Users(deps, change);
+    if (format <= 4) stageFormat4Users(deps, change);
     stage(deps);
     deps.store.db('meta').put('format_version', format);
   });
@@ -195,5 +196,44 @@ t.test('format 4 → 5: users are rendered from their snapshots into their recor
   t.equal(me.status, 200, 'its session still holds');
   const write = await server.request('PATCH', profilePath, { app, body: { data: { n: 1 } } });
   t.same(write.body.data, { ...after.data, n: 1 });
+  await noProblems(t, server.deps);
+});
+
+/** `record` as format 5 kept it: the same parts, the access marks as JSON text (the fifth of six u32 lengths). */
+function asFormat5(record: Buffer): Buffer {
+  const lengths = Array.from({ length: 6 }, (_, i) => record.readUInt32LE(i * 4));
+  const parts: Buffer[] = [];
+  let at = 24;
+  for (const length of lengths) parts.push(record.subarray(at, (at += length)));
+  parts[4] = Buffer.from(JSON.stringify(accessPart(record)));
+  const header = Buffer.alloc(24);
+  parts.forEach((part, i) => header.writeUInt32LE(part.length, i * 4));
+  return Buffer.concat([header, ...parts]);
+}
+
+t.test('format 5 → 6: access marks become binary, and every session, sign-out and disable holds as before', async (t) => {
+  let server = await startServer(t, { dataDir: t.testdir() });
+  const { app } = server;
+  const kept = await signInByLink(server, 'ada@example.com');
+  const signedOut = await signInByLink(server, 'ada@example.com');
+  t.equal((await server.request('POST', `/me/applications/${app.id}/signout`, { token: signedOut.access_token })).status, 204);
+  const disabled = await signInByLink(server, 'bob@example.com');
+  const state = await server.request('POST', `/applications/${app.id}/users/${disabled.app_user_id}/state`, { app, body: { state: 'disabled' } });
+  t.equal(state.status, 200);
+  const me = (token: string) => server.request('GET', `/me/applications/${app.id}/data`, { token });
+  const before = await me(kept.access_token);
+  const { records } = server.deps.profiles;
+  const keys = [...records.getKeys({})];
+  server = await reopenedAsFormat(t, server, 5, () => {
+    for (const key of keys) records.put(key, asFormat5(records.getBinary(key)!));
+  });
+  for (const key of keys) {
+    const record = server.deps.profiles.records.getBinary(key)!;
+    t.equal(format5Access(record), undefined, `${String(key)}: binary access marks`);
+  }
+  t.same((await me(kept.access_token)).body, before.body, 'a live session still reads its profile');
+  const refused = await me(signedOut.access_token);
+  t.equal(refused.body.code, 'E_TOKEN_REVOKED', 'a signed-out session stays out');
+  t.equal((await me(disabled.access_token)).body.code, 'E_USER_DISABLED', 'a disabled user stays disabled');
   await noProblems(t, server.deps);
 });

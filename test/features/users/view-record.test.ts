@@ -1,6 +1,16 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { encodeGroupEntries, encodeUserView, meBody, meView, platformBody, withGroupEntry } from '../../../src/features/users/view-record.js';
+import {
+  accessPart,
+  encodeGroupEntries,
+  encodeUserView,
+  format5Access,
+  meBody,
+  meView,
+  platformBody,
+  withAccess,
+  withGroupEntry,
+} from '../../../src/features/users/view-record.js';
 
 const groups = (...ids: string[]) => encodeGroupEntries(ids.map((groupId) => ({ groupId, member: `{"of":"${groupId}"}` })));
 
@@ -12,6 +22,37 @@ const recordOf = (parts: { platformHead: string; meHead: string; tail: string; s
     groups: groups(),
     ...parts,
   });
+
+const accessMarks = fc.record({
+  state: fc.string({ unit: 'grapheme', maxLength: 20 }),
+  createdAt: fc.double(),
+  revokedBefore: fc.double(),
+  revokedSessions: fc.array(fc.record({ sid: fc.string({ unit: 'grapheme', maxLength: 40 }), until: fc.double() }), { maxLength: 5 }),
+});
+
+t.test('access marks come back as they went in, and replacing them leaves every other part as it was', async (t) => {
+  fc.assert(
+    fc.property(accessMarks, accessMarks, (first, second) => {
+      const bodies = { platformHead: '{"id":"ü","groups":', meHead: '{"groups":', tail: '}', schemaStamp: 'stamp', groups: groups('g1') };
+      const record = encodeUserView({ ...bodies, access: first });
+      t.same(accessPart(record), first);
+      t.equal(format5Access(record), undefined, 'binary marks are not taken for JSON');
+      const replaced = withAccess(record, second);
+      t.same(accessPart(replaced), second);
+      return replaced.equals(encodeUserView({ ...bodies, access: second }));
+    }),
+  );
+});
+
+t.test('a format-5 record is known by its JSON access marks', async (t) => {
+  const access = { state: 'disabled', createdAt: 1, revokedBefore: 2, revokedSessions: [{ sid: 'ses_1', until: 3 }] };
+  const texts = ['{"groups":', '{"groups":', '}', 'stamp', JSON.stringify(access)].map((text) => Buffer.from(text));
+  const header = Buffer.alloc(24);
+  [...texts, Buffer.alloc(0)].forEach((part, i) => header.writeUInt32LE(part.length, i * 4));
+  const format5 = Buffer.concat([header, ...texts]);
+  t.same(format5Access(format5), access);
+  t.same(accessPart(withAccess(format5, access)), access);
+});
 
 t.test('a group entry is set in group ID order, replaced in place, and dropped, the rest of the record kept', async (t) => {
   const bodies = { platformHead: '{"id":"u","groups":', meHead: '{"groups":', tail: ',"meta":{}}', schemaStamp: 'stamp' };
