@@ -1,6 +1,6 @@
-import { isDeepStrictEqual } from 'node:util';
 import { MAX_EMAIL_LENGTH } from './addresses.js';
 import { addFieldError, validationError, type FieldErrors } from '../../lib/errors.js';
+import { jsonEqual } from '../../lib/json-equal.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
 import { fieldSpec } from './profile-views.js';
@@ -97,7 +97,7 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
       continue;
     }
     // An unchanged value is no write: a profile read and sent back as is passes.
-    if (isDeepStrictEqual(value, current[name]) || (value === null && current[name] === undefined)) {
+    if (jsonEqual(value, current[name]) || (value === null && current[name] === undefined)) {
       if (current[name] !== undefined) next[name] = current[name];
       continue;
     }
@@ -122,7 +122,7 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
     const spec = fieldSpec(schema, name);
     if (!isFileField(spec)) complain(name, 'not an image or file field of the application schema');
     else if (!mayWrite(name, spec)) complain(name, 'not writable by the user');
-    else if (given && Object.hasOwn(given, name) && given[name] !== null && !isDeepStrictEqual(given[name], current[name])) {
+    else if (given && Object.hasOwn(given, name) && given[name] !== null && !jsonEqual(given[name], current[name])) {
       complain(name, 'given both as a file part and in data');
     } else next[name] = upload.descriptor;
   }
@@ -172,7 +172,7 @@ function nextAttributes(
       complain(field, 'keys are <namespace>:<name>');
       continue;
     }
-    if (isDeepStrictEqual(value, current[key]) || (value === null && current[key] === undefined)) {
+    if (jsonEqual(value, current[key]) || (value === null && current[key] === undefined)) {
       if (current[key] !== undefined) next[key] = current[key];
       continue;
     }

@@ -1,10 +1,11 @@
-import { isDeepStrictEqual } from 'node:util';
 import { notFound } from '../../lib/errors.js';
+import { jsonEqual } from '../../lib/json-equal.js';
 import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { USER_KIND, userKey, userLock } from './directory.js';
 import { applyProfileChange, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
+import type { AppSchema } from '../applications/schemas.js';
 import { runRemovingUser } from '../groups/user-removal.js';
 
 export type UserState = 'enabled' | 'disabled';
@@ -16,22 +17,25 @@ export class ProfileService {
     private readonly files: ProfileFiles,
   ) {}
 
-  /** Applies `change` as `writer` may; with `create`, an absent user is created with it (platform upsert). */
+  /**
+   * Applies `change` as `writer` may, by the rules of `schema` (the app's, as the change was read
+   * against it); with `create`, an absent user is created with it (platform upsert).
+   */
   async write(
     appId: string,
     userId: string,
     change: ProfileChange,
-    options: { writer: Writer; mode: ChangeMode; create?: boolean },
+    options: { schema: AppSchema; writer: Writer; mode: ChangeMode; create?: boolean },
   ): Promise<void> {
-    const { users, runtime, apps, config } = this.deps;
-    const schema = apps.require(appId).schema;
-    const rules = { schema, writer: options.writer, mode: options.mode, userId, reservedNamespace: config.names.reservedNamespace };
+    const { users, runtime, config } = this.deps;
+    const { schema, writer, mode } = options;
+    const rules = { schema, writer, mode, userId, reservedNamespace: config.names.reservedNamespace };
     await runtime.run([userLock(appId, userId)], (turn) => {
       const current = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
       if (!current && !options.create) throw notFound('user', userId);
       const before = current?.context ?? { data: {}, attributes: {} };
       const next = applyProfileChange(before, change, rules);
-      const unchanged = isDeepStrictEqual(next.data, before.data) && isDeepStrictEqual(next.attributes, before.attributes);
+      const unchanged = jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes);
       // A write that changes nothing is no event: `meta.modified` keeps meaning "last changed".
       if (current && unchanged) return;
       if (current) {
