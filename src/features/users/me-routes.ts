@@ -21,8 +21,9 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
 
   const write = (mode: ChangeMode) => async (ctx: RequestContext) => {
     const { appId, userId } = callerUser(ctx);
-    const change = await readProfileChange(ctx.body, apps.require(appId).schema);
-    await service.write(appId, userId, change, { writer: 'user', mode });
+    const { schema } = apps.require(appId);
+    const change = await readProfileChange(ctx.body, schema);
+    await service.write(appId, userId, change, { schema, writer: 'user', mode });
     return profile(appId, userId);
   };
 
@@ -61,10 +62,11 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       async handle(ctx) {
         const { appId, userId } = callerUser(ctx);
         const { field } = ctx.params;
-        const spec = fieldSpec(apps.require(appId).schema, field);
+        const { schema } = apps.require(appId);
+        const spec = fieldSpec(schema, field);
         if (!spec) throw notFound('field', field);
         const change = await readFieldChange(ctx.body, field, spec);
-        await service.write(appId, userId, change, { writer: 'user', mode: 'merge' });
+        await service.write(appId, userId, change, { schema, writer: 'user', mode: 'merge' });
         return profile(appId, userId);
       },
     },

@@ -46,8 +46,9 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     const appId = ctx.params.app;
     parseQuery(ctx, UpsertQuerySchema);
     const userId = writeTarget(ctx);
-    const change = await readProfileChange(ctx.body, apps.require(appId).schema);
-    await service.write(appId, userId, change, { writer: 'app', mode, create: true });
+    const { schema } = apps.require(appId);
+    const change = await readProfileChange(ctx.body, schema);
+    await service.write(appId, userId, change, { schema, writer: 'app', mode, create: true });
     return profile(appId, userId);
   };
 
@@ -130,7 +131,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         if (!spec && !schema.allow_unknown_fields) throw notFound('field', field);
         if (field === 'user_id') throw updateFailed({ user_id: ['user_id cannot be changed'] });
         const change = await readFieldChange(ctx.body, field, spec);
-        await service.write(appId, userId, change, { writer: 'app', mode: 'merge' });
+        await service.write(appId, userId, change, { schema, writer: 'app', mode: 'merge' });
         return profile(appId, userId);
       },
     },
