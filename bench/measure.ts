@@ -81,10 +81,12 @@ export async function measurePaired(ceiling: Target, route: Target, scripts: Scr
   return { route: combine(rounds.map((r) => r.route)), ceiling: combine(rounds.map((r) => r.ceiling)), rounds };
 }
 
+/** The middle value (the lower of the two middle ones for an even count). */
+export const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+
 /** Totals over rounds: the overall rate, the median p50 and the worst p99 (percentiles do not add up). */
 function combine(results: readonly Measured[]): Measured {
   const sum = (pick: (r: Measured) => number) => results.reduce((total, r) => total + pick(r), 0);
-  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
   const worst = (pick: (r: Measured) => number) => Math.max(...results.map(pick));
   const requests = sum((r) => r.requests);
   const seconds = sum((r) => r.seconds);

@@ -9,6 +9,7 @@ import { seedUsers, signIn } from './seed.js';
 import { luaString, writeRawScript } from './lua.js';
 import { writeResults } from './report.js';
 import { UNLIMITED } from './options.js';
+import { median } from './measure.js';
 
 // The soak (issue 7): a bounded mixed load (platform reads, /me reads, profile writes) in intervals,
 // reading the service's RssAnon after each, to show that memory stays flat and p99 stable.
@@ -50,8 +51,6 @@ ${headerLines}
 end
 `;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
