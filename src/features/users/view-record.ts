@@ -237,6 +237,7 @@ export const meView = (record: Buffer): MeView => ({ record: copyOf(record), sch
 /** The `/me` body, whole: a copy, never LMDB's buffer. */
 export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => bodyOf(view.record, ME_HEAD, groupBytes, true);
 
+/** The access marks of a view record, as `encodeAccess` laid them out. */
 export function accessPart(record: Buffer): UserAccess {
   let [at] = span(record, ACCESS);
   const stateEnd = at + 1 + record[at];
@@ -262,6 +263,7 @@ export function format5Access(record: Buffer): UserAccess | undefined {
   const [start, end] = span(record, ACCESS);
   return record[start] === 0x7b ? (JSON.parse(record.toString('utf8', start, end)) as UserAccess) : undefined;
 }
+
 /** The platform body with `null` for its groups: the text the user's stored state is read back from. */
 export const storedBody = (record: Buffer): string => `${textOf(record, PLATFORM_HEAD)}null${textOf(record, TAIL)}`;
 

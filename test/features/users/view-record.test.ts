@@ -24,7 +24,8 @@ const recordOf = (parts: { platformHead: string; meHead: string; tail: string; s
   });
 
 const accessMarks = fc.record({
-  state: fc.string({ unit: 'grapheme', maxLength: 20 }),
+  // At most 8 graphemes: a state's byte length must fit the part's one-byte length.
+  state: fc.string({ unit: 'grapheme', maxLength: 8 }),
   createdAt: fc.double(),
   revokedBefore: fc.double(),
   revokedSessions: fc.array(fc.record({ sid: fc.string({ unit: 'grapheme', maxLength: 40 }), until: fc.double() }), { maxLength: 5 }),
