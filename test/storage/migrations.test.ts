@@ -9,6 +9,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
 import { accessPart, format5Access } from '../../src/features/users/view-record.js';
+import { format5Record } from '../helpers/view-records.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -201,16 +202,12 @@ t.test('format 4 → 5: users are rendered from their snapshots into their recor
   await noProblems(t, server.deps);
 });
 
-/** `record` as format 5 kept it: the same parts, the access marks as JSON text (the fifth of six u32 lengths). */
+/** `record` as format 5 kept it: the same parts (after six u32 lengths), the access marks as JSON text. */
 function asFormat5(record: Buffer): Buffer {
-  const lengths = Array.from({ length: 6 }, (_, i) => record.readUInt32LE(i * 4));
   const parts: Buffer[] = [];
   let at = 24;
-  for (const length of lengths) parts.push(record.subarray(at, (at += length)));
-  parts[4] = Buffer.from(JSON.stringify(accessPart(record)));
-  const header = Buffer.alloc(24);
-  parts.forEach((part, i) => header.writeUInt32LE(part.length, i * 4));
-  return Buffer.concat([header, ...parts]);
+  for (let i = 0; i < 6; i++) parts.push(record.subarray(at, (at += record.readUInt32LE(i * 4))));
+  return format5Record(parts.slice(0, 4), accessPart(record), parts[5]);
 }
 
 t.test('format 5 → 6: access marks become binary, and every session, sign-out and disable holds as before', async (t) => {

@@ -11,6 +11,7 @@ import {
   withAccess,
   withGroupEntry,
 } from '../../../src/features/users/view-record.js';
+import { format5Record } from '../../helpers/view-records.js';
 
 const groups = (...ids: string[]) => encodeGroupEntries(ids.map((groupId) => ({ groupId, member: `{"of":"${groupId}"}` })));
 
@@ -47,12 +48,11 @@ t.test('access marks come back as they went in, and replacing them leaves every 
 
 t.test('a format-5 record is known by its JSON access marks', async (t) => {
   const access = { state: 'disabled', createdAt: 1, revokedBefore: 2, revokedSessions: [{ sid: 'ses_1', until: 3 }] };
-  const texts = ['{"groups":', '{"groups":', '}', 'stamp', JSON.stringify(access)].map((text) => Buffer.from(text));
-  const header = Buffer.alloc(24);
-  [...texts, Buffer.alloc(0)].forEach((part, i) => header.writeUInt32LE(part.length, i * 4));
-  const format5 = Buffer.concat([header, ...texts]);
+  const format5 = format5Record(['{"groups":', '{"groups":', '}', 'stamp'], access, groups('g1'));
   t.same(format5Access(format5), access);
-  t.same(accessPart(withAccess(format5, access)), access);
+  const migrated = withAccess(format5, access);
+  t.same(accessPart(migrated), access);
+  t.same(migrated, encodeUserView({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}', schemaStamp: 'stamp', access, groups: groups('g1') }), 'every other part kept');
 });
 
 t.test('a group entry is set in group ID order, replaced in place, and dropped, the rest of the record kept', async (t) => {
