@@ -22,9 +22,9 @@ export interface ColdStart {
 
 /**
  * One pass over `users` in order with the request `shape` builds (its `{user}`, `{email}` and
- * `{phone}` pools come from the users). wrk runs by time: each run is sized from the measured rate with headroom and its
- * script stops after the users it was given; a run cut short by a busy machine is followed by
- * another over the users still left. Answers how many requests were answered.
+ * `{phone}` pools come from the users). wrk runs by time: each run is sized from the measured rate
+ * with headroom and its script stops after the users it was given; a run cut short by a busy
+ * machine is followed by another over the users still left. Answers how many requests were answered.
  */
 async function sweep(
   name: string,
