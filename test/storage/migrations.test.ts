@@ -219,6 +219,13 @@ t.test('format 5 → 6: access marks become binary, and every session, sign-out 
   const disabled = await signInByLink(server, 'bob@example.com');
   const state = await server.request('POST', `/applications/${app.id}/users/${disabled.app_user_id}/state`, { app, body: { state: 'disabled' } });
   t.equal(state.status, 200);
+  const everywhere = await signInByLink(server, 'cy@example.com');
+  const signOutAll = await server.request('POST', `/applications/${app.id}/users/${everywhere.app_user_id}/signout`, {
+    app,
+    body: { sign_out_all: true },
+  });
+  t.equal(signOutAll.status, 204);
+  const afterwards = await signInByLink(server, 'cy@example.com');
   const me = (token: string) => server.request('GET', `/me/applications/${app.id}/data`, { token });
   const before = await me(kept.access_token);
   const { records } = server.deps.profiles;
@@ -235,5 +242,7 @@ t.test('format 5 → 6: access marks become binary, and every session, sign-out 
   const refused = await me(signedOut.access_token);
   t.equal(refused.body.code, 'E_TOKEN_REVOKED', 'a signed-out session stays out');
   t.equal((await me(disabled.access_token)).body.code, 'E_USER_DISABLED', 'a disabled user stays disabled');
+  t.equal((await me(everywhere.access_token)).body.code, 'E_TOKEN_REVOKED', 'a session ended by a sign-out everywhere stays out');
+  t.equal((await me(afterwards.access_token)).status, 200, 'a session started after that sign-out still holds');
   await noProblems(t, server.deps);
 });
