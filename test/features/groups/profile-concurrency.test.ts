@@ -53,7 +53,7 @@ t.test("profile writes and changes to the user's groups at once leave every prof
 // A group turn changes a user's memberships inside its transaction, holding no lock of the user. A
 // profile write that starts while that transaction is open commits after it, and must not put the
 // older memberships back: as it would if it rendered its record outside its own transaction, from
-// what was committed before (docs/PERFORMANCE.md, fifth round).
+// what was committed before (docs/PERFORMANCE-HISTORY.md, fifth round).
 t.test("a profile write staged while a group turn changes the user's memberships keeps that change", async (t) => {
   const server = await startServer(t);
   const { runtime, users, profiles } = server.deps;
