@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { ApiError, badJson, payloadTooLarge, unsupportedMediaType, validationError } from '../lib/errors.js';
 import type { FilePart, ParsedBody } from './context.js';
 import { uws, type HttpResponse } from './uws.js';
@@ -64,13 +65,42 @@ export function parseBody(raw: Buffer, contentType: string | undefined, accepted
   throw unsupportedMediaType(type || '(none)');
 }
 
-function parseJson(raw: Buffer): unknown {
+/** How deep JSON arrays and objects may nest in a body: deeper values are refused before anything walks them. */
+export const MAX_JSON_DEPTH = 64;
+
+/** JSON text (RFC 8259: UTF-8) parsed, or why it cannot be: malformed, not UTF-8, or nested past `MAX_JSON_DEPTH`. */
+export function readJsonText(raw: Buffer): { value: unknown } | { problem: string } {
+  if (!isUtf8(raw)) return { problem: 'not UTF-8' };
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(raw.toString('utf8'));
   } catch (error) {
-    throw badJson((error as Error).message);
+    return { problem: (error as Error).message };
   }
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) return { problem: `arrays and objects nest at most ${MAX_JSON_DEPTH} levels deep` };
+  return { value };
 }
+
+function parseJson(raw: Buffer): unknown {
+  const read = readJsonText(raw);
+  if ('problem' in read) throw badJson(read.problem);
+  return read.value;
+}
+
+/** Whether `value` nests arrays and objects deeper than `limit`; iterative, so no depth can overflow the stack. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [next, depth] = pending.pop()!;
+    if (typeof next !== 'object' || next === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(next) ? next : Object.values(next)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 
 /** An `application/x-www-form-urlencoded` body; a name given twice is refused (RFC 6749 §3.2). */
 function parseForm(raw: Buffer): ParsedBody {
@@ -83,16 +113,34 @@ function parseForm(raw: Buffer): ParsedBody {
   return { kind: 'form', fields: Object.fromEntries(fields) };
 }
 
+const malformedMultipart = (problem: string) =>
+  validationError({ body: [problem] }, 'E_VALIDATION', 'Malformed multipart body');
+
+/** The `boundary` parameter of a multipart content type (RFC 2046 §5.1.1), quoted or not. */
+function boundaryOf(contentType: string): string | undefined {
+  const match = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))/i.exec(contentType);
+  return match?.[1] ?? match?.[2];
+}
+
 function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
+  const boundary = boundaryOf(contentType);
+  if (!boundary) throw malformedMultipart('the content type names no boundary');
+  // uWS parses what it can of a truncated body and drops the rest: the closing delimiter shows it arrived whole.
+  if (!raw.includes(`--${boundary}--`)) throw malformedMultipart('the body has no closing boundary: it was cut short or is not multipart');
   const parts = uws.getParts(raw, contentType);
-  if (!parts) throw validationError({ body: ['malformed multipart/form-data body'] }, 'E_VALIDATION', 'Malformed multipart body');
+  if (!parts) throw malformedMultipart('malformed multipart/form-data body');
   const fields: Record<string, string> = {};
   const files: Record<string, FilePart> = {};
   for (const part of parts) {
+    if (!part.name) throw malformedMultipart('every part needs a name');
+    if (Object.hasOwn(fields, part.name) || Object.hasOwn(files, part.name)) {
+      throw validationError({ [part.name]: ['given more than once'] });
+    }
     const data = Buffer.from(new Uint8Array(part.data));
     if (part.filename !== undefined || (part.type !== undefined && part.type !== 'text/plain')) {
       files[part.name] = { data, contentType: part.type ?? 'application/octet-stream', filename: part.filename };
     } else {
+      if (!isUtf8(data)) throw validationError({ [part.name]: ['text parts are UTF-8'] });
       fields[part.name] = data.toString('utf8');
     }
   }

@@ -61,7 +61,7 @@ export function errorBody(error: ApiError): ErrorBody {
 export const validationError = (fieldErrors: FieldErrors, code = 'E_VALIDATION', message = 'Invalid request') =>
   new ApiError(400, code, message, { fieldErrors });
 
-export const badJson = (detail: string) => new ApiError(400, 'E_BAD_JSON', `Body is not valid JSON: ${detail}`);
+export const badJson = (detail: string) => new ApiError(400, 'E_BAD_JSON', `The body cannot be read as JSON: ${detail}`);
 
 export const unauthorized = (message = 'Missing or invalid credentials', code = 'E_UNAUTHORIZED') =>
   new ApiError(401, code, message);

@@ -93,6 +93,48 @@ t.test('multipart is refused where the route takes JSON only, parsed where it ta
   t.equal(body.files.file.filename, 'a.png');
 });
 
+t.test('JSON must be UTF-8 and nest at most 64 levels: 400, whatever the route does with it', async (t) => {
+  const post = (body: BodyInit) => fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const deepest = await post('['.repeat(64) + ']'.repeat(64));
+  t.equal(deepest.status, 200, '64 levels pass');
+  const tooDeep = await post(`{"a":${'['.repeat(64)}${']'.repeat(64)}}`);
+  t.equal(tooDeep.status, 400);
+  const body = (await tooDeep.json()) as any;
+  expectErrorBody(t, body, 400, 'E_BAD_JSON');
+  t.match(body.message, /nest at most 64 levels/);
+  // Far deeper than any stack: refused just the same, not a 500.
+  t.equal((await post('['.repeat(500) + ']'.repeat(500))).status, 400);
+  const latin1 = await post(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]));
+  t.equal(latin1.status, 400);
+  t.match(((await latin1.json()) as any).message, /not UTF-8/);
+});
+
+t.test('a multipart body must arrive whole, name every part once, and carry UTF-8 text', async (t) => {
+  const put = (body: string | Uint8Array) =>
+    fetch(`${url}/upload`, { method: 'PUT', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: body as BodyInit });
+  const part = (name: string, value: string) => `--XX\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  const whole = await put(`${part('a', '1')}--XX--\r\n`);
+  t.equal(whole.status, 200);
+  t.same(((await whole.json()) as any).body.fields, { a: '1' });
+  for (const [label, body] of [
+    ['garbage', 'garbage'],
+    ['cut short', part('a', '1')],
+    ['a part without a name', '--XX\r\nContent-Disposition: form-data\r\n\r\nx\r\n--XX--\r\n'],
+  ] as const) {
+    const res = await put(body);
+    t.equal(res.status, 400, label);
+    expectErrorBody(t, await res.json(), 400, 'E_VALIDATION');
+  }
+  const twice = await put(`${part('a', '1')}${part('a', '2')}--XX--\r\n`);
+  t.equal(twice.status, 400);
+  t.same(((await twice.json()) as any).field_errors, { a: ['given more than once'] });
+  const notUtf8 = await put(Buffer.concat([Buffer.from('--XX\r\nContent-Disposition: form-data; name="a"\r\n\r\n'), Buffer.from([0xff]), Buffer.from('\r\n--XX--\r\n')]));
+  t.equal(notUtf8.status, 400);
+  t.same(((await notUtf8.json()) as any).field_errors, { a: ['text parts are UTF-8'] });
+  const noBoundary = await fetch(`${url}/upload`, { method: 'PUT', headers: { 'content-type': 'multipart/form-data' }, body: 'x' });
+  t.equal(noBoundary.status, 400);
+});
+
 t.test('an oversize body answers 413 and the server stays healthy', async (t) => {
   const declared = await fetch(`${url}/echo`, {
     method: 'POST',
@@ -123,6 +165,8 @@ t.test('unknown route answers 404, wrong method 405 with Allow', async (t) => {
   const missing = await fetch(`${url}/nowhere`);
   t.equal(missing.status, 404);
   expectErrorBody(t, await missing.json(), 404, 'E_NOT_FOUND');
+  t.equal((await fetch(`${url}/items/1/`)).status, 404, 'a trailing slash names no route');
+  t.equal((await fetch(`${url}/items/1/`, { method: 'DELETE' })).status, 404, 'nor one whose methods it could list');
   const wrong = await fetch(`${url}/items/1`, { method: 'DELETE' });
   t.equal(wrong.status, 405);
   t.equal(wrong.headers.get('allow'), 'GET');

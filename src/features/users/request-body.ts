@@ -1,11 +1,14 @@
 import { addFieldError, type FieldErrors } from '../../lib/errors.js';
 import type { FilePart, ParsedBody } from '../../http/context.js';
+import { readJsonText } from '../../http/body.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from './profile-views.js';
 import { isFileField, updateFailed, type ProfileChange, type Upload } from './profile-change.js';
 import { prepareUpload } from './profile-files.js';
 
 const JSON_PARTS = new Set(['data', 'attributes']);
+/** A number as JSON writes one (RFC 8259 §6): no hex, no leading zeros, no `Infinity`. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -33,11 +36,11 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema): Pr
     if (!isPlainObject(body.value)) throw updateFailed({ body: ['must be an object with data and/or attributes'] });
     shape = body.value;
   } else if (body.kind === 'multipart') {
-    const texts = { ...body.fields };
+    const texts: Record<string, Buffer> = Object.fromEntries(Object.entries(body.fields).map(([name, text]) => [name, Buffer.from(text)]));
     for (const [name, part] of Object.entries(body.files)) {
       // Clients may label the JSON parts application/json, which reads as a file part.
       if (JSON_PARTS.has(name)) {
-        texts[name] = part.data.toString('utf8');
+        texts[name] = part.data;
         continue;
       }
       const spec = fieldSpec(schema, name);
@@ -54,11 +57,9 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema): Pr
         complain(name, 'unknown part: expected data, attributes or a file part named after an image or file field');
         continue;
       }
-      try {
-        shape[name] = JSON.parse(text);
-      } catch {
-        complain(name, 'must be JSON text');
-      }
+      const read = readJsonText(text);
+      if ('problem' in read) complain(name, `must be JSON text: ${read.problem}`);
+      else shape[name] = read.value;
     }
   }
   for (const key of Object.keys(shape)) if (!JSON_PARTS.has(key)) complain(key, 'unknown property: expected data and attributes');
@@ -92,7 +93,8 @@ export async function readFieldChange(body: ParsedBody, name: string, spec: Fiel
       if (typeof upload === 'string') throw updateFailed({ [name]: [upload] });
       return { files: { [name]: upload } };
     }
-    const text = body.fields.value ?? file?.data.toString('utf8');
+    if (file) throw updateFailed({ [name]: ['not an image or file field: send its value as a text part'] });
+    const text = body.fields.value;
     if (text !== undefined) return { data: { [name]: typedText(text, spec) }, files: {} };
   }
   throw updateFailed({ value: ['a value is required: JSON {"value": …} or a multipart part named value'] });
@@ -102,15 +104,13 @@ export async function readFieldChange(body: ParsedBody, name: string, spec: Fiel
 function typedText(text: string, spec: FieldSpec | undefined): unknown {
   switch (spec?.type) {
     case 'number':
-      return text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
+      return JSON_NUMBER.test(text) && Number.isFinite(Number(text)) ? Number(text) : text;
     case 'boolean':
       return text === 'true' ? true : text === 'false' ? false : text;
-    case 'object':
-      try {
-        return JSON.parse(text);
-      } catch {
-        return text;
-      }
+    case 'object': {
+      const read = readJsonText(Buffer.from(text));
+      return 'value' in read ? read.value : text;
+    }
     default:
       return text;
   }

@@ -194,6 +194,13 @@ t.test('platform field PUT: JSON and multipart value, unknown fields', async (t)
   const text = await server.request('PUT', `${base}/fields/nickname`, { app: server.app, rawBody: form({ value: 'other' }) });
   t.equal(text.body.data.nickname, 'other');
   t.same((await server.request('GET', `${base}/fields/nickname`, { app: server.app })).body, { value: 'other' });
+  const filePart = await server.request('PUT', `${base}/fields/nickname`, {
+    app: server.app,
+    rawBody: form({ value: { bytes: Buffer.from('not text'), type: 'image/jpeg' } }),
+  });
+  t.equal(filePart.status, 400, 'a file part is no value for a text field');
+  t.ok(filePart.body.field_errors.nickname);
+  t.same((await server.request('GET', `${base}/fields/nickname`, { app: server.app })).body, { value: 'other' }, 'unchanged');
   const unknown = await server.request('PUT', `${base}/fields/unknown`, { app: server.app, body: { value: 1 } });
   t.equal(unknown.status, 404);
   t.equal(unknown.body.code, 'E_FIELD_NOT_FOUND');
