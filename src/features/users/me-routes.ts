@@ -63,9 +63,8 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
         const { appId, userId } = callerUser(ctx);
         const { field } = ctx.params;
         const { schema } = apps.require(appId);
-        const spec = fieldSpec(schema, field);
-        if (!spec) throw notFound('field', field);
-        const change = await readFieldChange(ctx.body, field, spec);
+        // A field outside the schema is refused by the change rules, as it is in a PATCH.
+        const change = await readFieldChange(ctx.body, field, fieldSpec(schema, field));
         await service.write(appId, userId, change, { schema, writer: 'user', mode: 'merge' });
         return profile(appId, userId);
       },

@@ -79,6 +79,7 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
   // Files without `data` (a multipart PUT of just a picture) add to the data rather than replace it.
   const mode = given === undefined ? 'merge' : rules.mode;
   const mayWrite = (name: string, spec: FieldSpec | undefined) => writer === 'app' || spec?.user_writable === true;
+  const mayRead = (spec: FieldSpec | undefined) => writer === 'app' || spec?.user_readable === true;
   const next: ProfileData = {};
   for (const name in current) if (mode === 'merge' || !mayWrite(name, fieldSpec(schema, name))) next[name] = current[name];
 
@@ -96,8 +97,9 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
       complain(name, 'unknown field: the application schema does not allow unknown fields');
       continue;
     }
-    // An unchanged value is no write: a profile read and sent back as is passes.
-    if (jsonEqual(value, current[name]) || (value === null && current[name] === undefined)) {
+    // An unchanged value is no write: a profile read and sent back as is passes. Only for fields the
+    // writer can read: elsewhere the difference between "unchanged" and "refused" would tell the value.
+    if (mayRead(spec) && (jsonEqual(value, current[name]) || (value === null && current[name] === undefined))) {
       if (current[name] !== undefined) next[name] = current[name];
       continue;
     }

@@ -65,6 +65,34 @@ t.test('PUT /me replaces what the user may write; the rest keeps its values', as
   t.same(merged.body.data, { nickname: 'new', age: 30, tier: 'gold', user_id: userId });
 });
 
+t.test('a field the user cannot read is refused whatever value is sent: no answer tells its value or presence', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { token, me } = await userWithProfile(server);
+  const field = (name: string) => `${me}/fields/${name}`;
+  // internal_score is 7 and crm_note 'x' (outside the schema); never_set is absent.
+  const probes: Array<[string, string, object]> = [
+    ['PATCH', me, { data: { internal_score: 7 } }],
+    ['PATCH', me, { data: { internal_score: 8 } }],
+    ['PUT', me, { data: { internal_score: 7 } }],
+    ['PATCH', me, { data: { crm_note: 'x' } }],
+    ['PATCH', me, { data: { crm_note: 'y' } }],
+    ['PATCH', me, { data: { crm_note: null } }],
+    ['PATCH', me, { data: { never_set: null } }],
+    ['PUT', field('internal_score'), { value: 7 }],
+    ['PUT', field('internal_score'), { value: 8 }],
+    ['PUT', field('crm_note'), { value: 'x' }],
+    ['PUT', field('never_set'), { value: 'x' }],
+  ];
+  for (const [method, path, body] of probes) {
+    const res = await server.request(method, path, { token, body });
+    t.equal(res.status, 400, `${method} ${JSON.stringify(body)}`);
+    t.equal(res.body.code, 'E_USER_UPDATE_FAILED');
+  }
+  const platform = await server.request('GET', `/applications/${server.app.id}/users/me-1/data`, { app: server.app });
+  t.match(platform.body.data, { internal_score: 7, crm_note: 'x' }, 'nothing changed');
+  t.notOk('never_set' in platform.body.data);
+});
+
 t.test('attributes on /me: the reserved namespaces are the app\'s', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const { token, me } = await userWithProfile(server);
@@ -105,6 +133,12 @@ t.test('field endpoints on /me honour the schema rights', async (t) => {
   const multipart = await server.request('PUT', field('age'), { token, rawBody: form });
   t.equal(multipart.status, 200, multipart.text);
   t.equal(multipart.body.data.age, 42, 'multipart text is read by the field type');
+  for (const text of ['0x10', '1e', ' 7', 'Infinity']) {
+    const notJsonNumber = new FormData();
+    notJsonNumber.set('value', text);
+    const res = await server.request('PUT', field('age'), { token, rawBody: notJsonNumber });
+    t.equal(res.status, 400, `${JSON.stringify(text)} is no number`);
+  }
   const wrongType = await server.request('PUT', field('age'), { token, body: { value: 'old' } });
   t.equal(wrongType.status, 400);
   t.ok(wrongType.body.field_errors.age);
@@ -113,7 +147,9 @@ t.test('field endpoints on /me honour the schema rights', async (t) => {
   t.ok(notWritable.body.field_errors.tier);
   const userId2 = await server.request('PUT', field('user_id'), { token, body: { value: 'other' } });
   t.equal(userId2.status, 400);
-  t.equal((await server.request('PUT', field('nope'), { token, body: { value: 1 } })).status, 404);
+  const outside = await server.request('PUT', field('nope'), { token, body: { value: 1 } });
+  t.equal(outside.status, 400, 'a field outside the schema is not the user\'s to write');
+  t.equal(outside.body.code, 'E_USER_UPDATE_FAILED');
   const badBody = await server.request('PUT', field('age'), { token, body: { age: 3 } });
   t.equal(badBody.status, 400);
   t.ok(badBody.body.field_errors.value);
