@@ -2,20 +2,40 @@ import * as v from 'valibot';
 import { addFieldError, validationError, type FieldErrors } from './errors.js';
 import type { RequestContext } from '../http/context.js';
 
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `schema` behind a check that the value is a JSON object: valibot's objects and records also take arrays. */
+export const jsonObject = <S extends v.GenericSchema>(schema: S, message = 'must be an object') =>
+  v.pipe(v.custom<unknown>(isPlainObject, message), schema);
+
+/** How much of a key an error names: an unknown key can be anything the caller sent, a secret included. */
+const SHOWN_KEY_LENGTH = 64;
+
 /** `config.redirect_uris[1]`: where an issue lies, written the way a caller writes it; `body` for the whole input. */
 function issuePath(issue: v.BaseIssue<unknown>): string {
   let path = '';
   for (const { key } of issue.path ?? []) {
+    const name = String(key).length > SHOWN_KEY_LENGTH ? `${String(key).slice(0, SHOWN_KEY_LENGTH)}…` : String(key);
     if (typeof key === 'number') path += `[${key}]`;
-    else path += path === '' ? String(key) : `.${String(key)}`;
+    else path += path === '' ? name : `.${name}`;
   }
   return path === '' ? 'body' : path;
+}
+
+/** The issue in words a caller reads: valibot's own wording for missing, unknown and mistyped values is about its schema. */
+function issueMessage(issue: v.BaseIssue<unknown>): string {
+  if (issue.message.startsWith('Invalid key:')) return issue.expected === 'never' ? 'is not a known field' : 'is required';
+  if (issue.message.startsWith('Invalid type:')) {
+    return issue.received === 'undefined' ? 'is required' : `must be ${issue.expected}, not ${issue.received}`;
+  }
+  return issue.message;
 }
 
 /** valibot issues as ADDENDUM §7 `field_errors`, keyed by the path of the offending value. */
 export function fieldErrorsOf(issues: readonly v.BaseIssue<unknown>[]): FieldErrors {
   const errors: FieldErrors = {};
-  for (const issue of issues) addFieldError(errors, issuePath(issue), issue.message);
+  for (const issue of issues) addFieldError(errors, issuePath(issue), issueMessage(issue));
   return errors;
 }
 
@@ -32,5 +52,14 @@ export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown)
  */
 export function parseJsonBody<S extends v.GenericSchema>(ctx: RequestContext, schema: S): v.InferOutput<S> {
   const { body } = ctx;
+  // valibot's objects take arrays (`[]` would pass as `{}`): a body is a JSON object or nothing.
+  if (body.kind === 'json' && !isPlainObject(body.value)) throw validationError({ body: ['must be a JSON object'] });
   return parseInput(schema, body.kind === 'json' ? body.value : body.kind === 'form' ? body.fields : {});
+}
+
+const NO_FIELDS = v.strictObject({});
+
+/** For a route whose body carries nothing: none, or `{}`; anything else is 400 rather than ignored. */
+export function expectNoFields(ctx: RequestContext): void {
+  parseJsonBody(ctx, NO_FIELDS);
 }

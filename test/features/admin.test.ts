@@ -75,6 +75,12 @@ t.test('validation errors answer 400 with field_errors and store nothing', async
     [{ name: 'x', schema: { fields: { 'bad name': { type: 'string' } } } }, 'schema.fields.bad name'],
     [{ name: 'x', schema: { fields: { a: { type: 'string', colour: 'red' } } } }, 'schema.fields.a.colour'],
     [{ name: 'x', schema: { allow_unknown_fields: 'yes' } }, 'schema.allow_unknown_fields'],
+    [{ name: 'x', schema: [] }, 'schema'],
+    [{ name: 'x', schema: { fields: [] } }, 'schema.fields'],
+    [{ name: 'x', schema: { fields: { a: [] } } }, 'schema.fields.a'],
+    [{ name: 'x', schema: { fields: { email: { type: 'number' } } } }, 'schema.fields'],
+    [{ name: 'x', schema: { fields: { user_id: { type: 'string', user_writable: true } } } }, 'schema.fields'],
+    [[], 'body'],
   ];
   for (const [body, field] of cases) {
     const res = await server.request('POST', '/admin/applications', { headers: admin, body });
@@ -95,6 +101,12 @@ t.test('validation errors answer 400 with field_errors and store nothing', async
   t.equal(notJson.status, 400);
   t.equal(notJson.body.code, 'E_BAD_JSON');
   t.equal(server.deps.apps.list().length, before, 'no application was created');
+  const rights = await server.request('POST', '/admin/applications', {
+    headers: admin,
+    body: { name: 'Rights', schema: { fields: { email: { type: 'string', user_writable: false } } } },
+  });
+  t.equal(rights.status, 200, 'an implicit field may be listed to set its rights');
+  t.same(rights.body.schema.fields.email, { type: 'string', user_writable: false });
   t.equal(server.deps.apps.require(server.app.id).name, 'default', 'no application was changed');
 });
 
@@ -117,6 +129,11 @@ t.test('unknown applications and credentials answer 404', async (t) => {
 
 t.test('credentials: create shows the secret once, list masks it, delete revokes it', async (t) => {
   const app = (await server.request('POST', '/admin/applications', { headers: admin, body: { name: 'Creds' } })).body;
+  for (const body of [{ foo: 1 }, []]) {
+    const refused = await server.request('POST', `/admin/applications/${app.id}/credentials`, { headers: admin, body });
+    t.equal(refused.status, 400, `${JSON.stringify(body)}: the body carries nothing`);
+  }
+  t.equal((await server.request('GET', `/admin/applications/${app.id}/credentials`, { headers: admin })).body.total_results, 0, 'and none was made');
   const created = await server.request('POST', `/admin/applications/${app.id}/credentials`, { headers: admin });
   t.equal(created.status, 200);
   t.match(created.body.key, /^key_[a-z2-7]{24}$/);

@@ -2,7 +2,7 @@ import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { Deps } from '../../deps.js';
 import { requireAdminToken } from '../../auth/admin-auth.js';
-import { parseJsonBody } from '../../lib/validate.js';
+import { expectNoFields, parseJsonBody } from '../../lib/validate.js';
 import { CreateAppSchema, UpdateAppSchema } from '../applications/schemas.js';
 
 const listOf = <T>(results: T[]) => ({ total_results: results.length, results });
@@ -41,7 +41,10 @@ export function adminRoutes(deps: Deps): Route[] {
       method: 'POST',
       path: '/admin/applications/:app/credentials',
       before,
-      handle: async (ctx) => ok(await apps.createCredential(ctx.params.app)),
+      async handle(ctx) {
+        expectNoFields(ctx);
+        return ok(await apps.createCredential(ctx.params.app));
+      },
     },
     {
       method: 'GET',

@@ -16,12 +16,15 @@ import { MeMagicSchema, PlatformMagicSchema } from './schemas.js';
 /** An ensure-then-link turn whose user turned out other than the one locked (a concurrent create): retried. */
 const ENSURE_ATTEMPTS = 3;
 
-/** 400 `E_VALIDATION` naming `data.<field>` unless `data` is a valid platform write of a new profile. */
+/**
+ * 400 `E_VALIDATION` naming `data.<field>` unless `data` is a valid platform write of a profile. Not
+ * checked for required fields: a user made from an address holds what it was given (docs/API.md).
+ */
 function checkProfileData(deps: Deps, appId: string, data: Record<string, unknown>): void {
   const rules = {
     schema: deps.apps.require(appId).schema,
     writer: 'app' as const,
-    mode: 'replace' as const,
+    mode: 'merge' as const,
     userId: '',
     reservedNamespace: deps.config.names.reservedNamespace,
   };
@@ -54,7 +57,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
     const field = FIELD_OF[kind];
     const address = body.data[field];
     if (typeof address !== 'string') {
-      throw validationError({ [`data.${field}`]: [`is required for verification_type ${kind}`] });
+      const problem = address === undefined ? `is required for verification_type ${kind}` : 'must be a string';
+      throw validationError({ [`data.${field}`]: [problem] });
     }
     checkProfileData(deps, appId, body.data);
     return { ...body, kind, address };

@@ -1,5 +1,7 @@
 import * as v from 'valibot';
 import { EXTERNAL_ID } from '../../lib/ids.js';
+import { jsonObject } from '../../lib/validate.js';
+import { GENERATE_ID, SAMPLE_ID } from '../users/schemas.js';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 export const MAX_LINK_TTL_MS = 30 * UNIT_MS.d;
@@ -22,7 +24,7 @@ const VerificationType = v.picklist(['email', 'phone'], 'must be email or phone'
 
 /** Checked against the app schema by the route (as a platform profile write); `user_id` is top-level. */
 const ProfileData = v.pipe(
-  v.record(v.string(), v.unknown()),
+  jsonObject(v.record(v.string(), v.unknown())),
   v.check((data) => !('user_id' in data), 'user_id is given at the top level, not in data'),
 );
 
@@ -32,7 +34,11 @@ export const PlatformMagicSchema = v.strictObject({
   verification_mode: v.optional(VerificationType),
   data: ProfileData,
   user_id: v.optional(
-    v.pipe(v.string(), v.regex(EXTERNAL_ID, 'must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + -')),
+    v.pipe(
+      v.string(),
+      v.regex(EXTERNAL_ID, 'must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + -'),
+      v.check((id) => id !== SAMPLE_ID && !GENERATE_ID.has(id), `${SAMPLE_ID}, __uuid__ and __default__ are path words, not user IDs`),
+    ),
   ),
   redirect_url: v.optional(RedirectUrl),
   expiration: v.optional(Expiration, '1h'),

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { jsonObject } from '../../lib/validate.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 
 const DEFAULT_SCOPES: readonly string[] = Object.freeze(['openid', 'profile', 'email']);
@@ -8,13 +9,6 @@ const MAX_URL_LENGTH = 2048;
 const MAX_LIST_LENGTH = 100;
 /** RFC 6749 §3.3 scope-token: printable ASCII except space, `"` and `\`. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/;
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Valibot's object schemas take arrays as objects; this refuses them first. */
-const jsonObject = <S extends v.GenericSchema>(schema: S, message: string) =>
-  v.pipe(v.custom<unknown>(isPlainObject, message), schema);
 
 /** Messages for an object's key issues (its type is checked by `jsonObject` before). */
 const keyMessage = (issue: v.BaseIssue<unknown>) => (issue.expected === 'never' ? 'is not a known field' : 'is required');

@@ -1,5 +1,5 @@
 import { forbidden, notFound } from '../../lib/errors.js';
-import { parseInput } from '../../lib/validate.js';
+import { parseJsonBody } from '../../lib/validate.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import { callerUser } from '../../auth/bearer-auth.js';
@@ -75,7 +75,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       async handle(ctx) {
         const { appId, userId } = callerUser(ctx);
-        const body = parseInput(MetaBodySchema, ctx.body.kind === 'json' ? ctx.body.value : undefined);
+        const body = parseJsonBody(ctx, MetaBodySchema);
         await service.promptPasskey(appId, userId, body.last_passkey_registration_prompt);
         return profile(appId, userId);
       },

@@ -1,6 +1,6 @@
 import { forbidden, notFound, validationError } from '../../lib/errors.js';
 import { EXTERNAL_ID, newId } from '../../lib/ids.js';
-import { parseInput } from '../../lib/validate.js';
+import { parseJsonBody } from '../../lib/validate.js';
 import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
@@ -94,7 +94,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       path: '/applications/:app/users/:user/state',
       before,
       async handle(ctx) {
-        const { state } = parseInput(StateBodySchema, ctx.body.kind === 'json' ? ctx.body.value : undefined);
+        const { state } = parseJsonBody(ctx, StateBodySchema);
         await service.setState(ctx.params.app, ctx.params.user, state);
         return profile(ctx.params.app, ctx.params.user);
       },

@@ -131,12 +131,21 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
 
   for (const [name, spec] of Object.entries(schema.fields)) {
     const removed = mode === 'replace' || (given !== undefined && given[name] === null);
-    if (spec.required && removed && mayWrite(name, spec) && (next[name] === undefined || next[name] === '')) {
-      complain(name, 'is required');
-    }
+    // A value given but refused has its own complaint.
+    const refused = given !== undefined && given[name] !== undefined && given[name] !== null;
+    if (spec.required && removed && !refused && mayWrite(name, spec) && isMissing(next[name])) complain(name, 'is required');
   }
   next.user_id = userId;
   return next;
+}
+
+const isMissing = (value: unknown) => value === undefined || value === '';
+
+/** 400 `E_USER_UPDATE_FAILED` unless `data` holds every required field: a profile that a write creates starts whole. */
+export function checkRequiredFields(schema: AppSchema, data: ProfileData): void {
+  const errors: FieldErrors = {};
+  for (const [name, spec] of Object.entries(schema.fields)) if (spec.required && isMissing(data[name])) addFieldError(errors, name, 'is required');
+  if (Object.keys(errors).length > 0) throw updateFailed(errors);
 }
 
 function valueProblem(name: string, spec: FieldSpec | undefined, value: unknown): string | undefined {

@@ -1,6 +1,7 @@
 import { addFieldError, type FieldErrors } from '../../lib/errors.js';
 import type { FilePart, ParsedBody } from '../../http/context.js';
 import { readJsonText } from '../../http/body.js';
+import { isPlainObject } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from './profile-views.js';
 import { isFileField, updateFailed, type ProfileChange, type Upload } from './profile-change.js';
@@ -9,9 +10,6 @@ import { prepareUpload } from './profile-files.js';
 const JSON_PARTS = new Set(['data', 'attributes']);
 /** A number as JSON writes one (RFC 8259 §6): no hex, no leading zeros, no `Infinity`. */
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function collector() {
   const errors: FieldErrors = {};

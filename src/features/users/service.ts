@@ -3,7 +3,7 @@ import { jsonEqual } from '../../lib/json-equal.js';
 import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { USER_KIND, userKey, userLock } from './directory.js';
-import { applyProfileChange, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
+import { applyProfileChange, checkRequiredFields, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
 import type { AppSchema } from '../applications/schemas.js';
 import { runRemovingUser } from '../groups/user-removal.js';
@@ -41,6 +41,7 @@ export class ProfileService {
       if (current) {
         users.change(turn, appId, userId, { type: 'user.update', data: next.data, attributes: next.attributes, at: turn.now });
       } else {
+        checkRequiredFields(schema, next.data);
         users.create(turn, { appId, id: userId, data: next.data, attributes: next.attributes });
       }
       this.files.stage(turn, appId, userId, before.data, next.data, change.files);

@@ -34,6 +34,8 @@ t.test('group bodies are validated', async (t) => {
     [{ name: '   ' }, 'name'],
     [{ name: 'x', admission_policy: 'closed' }, 'admission_policy'],
     [{ name: 'x', meta: 'no' }, 'meta'],
+    [{ name: 'x', meta: [1] }, 'meta'],
+    [[], 'body'],
     [{ name: 'x', meta: { big: 'x'.repeat(16 * 1024) } }, 'meta'],
   ];
   for (const [body, field] of cases) {

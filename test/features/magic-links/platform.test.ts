@@ -166,6 +166,10 @@ t.test('bad requests answer 400 with field_errors and create nothing', async (t)
     [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: 'javascript:alert(1)' }, 'redirect_url'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: '/relative' }, 'redirect_url'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, user_id: 'has space' }, 'user_id'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, user_id: '__sample__' }, 'user_id'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, user_id: '__uuid__' }, 'user_id'],
+    [{ verification_type: 'email', data: [] }, 'data'],
+    [[], 'body'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, group_to_join: 'nope' }, 'group_to_join'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, surprise: true }, 'surprise'],
   ];
@@ -216,4 +220,11 @@ t.test('data is checked against the app schema, and shapes the new user', async 
   const made = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com', age: 36 } });
   t.equal(made.status, 200);
   t.same(profileOf(server, made.body.app_user_id).data, { email: 'ada@example.com', age: 36, user_id: made.body.app_user_id });
+
+  await server.deps.apps.update(server.app.id, {
+    schema: { fields: { age: { type: 'number' }, plan: { type: 'string', required: true } }, allow_unknown_fields: false },
+  });
+  const existing = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com' } });
+  t.equal(existing.status, 200, `data without the required field does not stop a link for an existing user: ${existing.text}`);
+  t.equal(existing.body.app_user_id, made.body.app_user_id);
 });

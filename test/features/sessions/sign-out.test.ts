@@ -77,6 +77,15 @@ t.test('platform sign-out: unknown user, bad body, wrong app', async (t) => {
   const bad = await platformSignOut(server, a.app_user_id, { sign_out_all: 'yes' });
   t.equal(bad.status, 400);
   t.ok(bad.body.field_errors.sign_out_all);
+  for (const body of [[], [true]]) {
+    const array = await platformSignOut(server, a.app_user_id, body);
+    t.equal(array.status, 400, `${JSON.stringify(body)} is no object`);
+    t.same(array.body.field_errors, { body: ['must be a JSON object'] });
+    const mine = await meSignOut(server, a.access_token, body);
+    t.equal(mine.status, 400, `${JSON.stringify(body)} is no object on /me either`);
+  }
+  const unknown = await platformSignOut(server, a.app_user_id, { sign_out_everything: true });
+  t.same(unknown.body.field_errors, { sign_out_everything: ['is not a known field'] }, 'in words, not the validator\'s');
   const other = await server.request('POST', `/applications/app_other/users/${a.app_user_id}/signout`, {
     app: server.app,
     body: {},

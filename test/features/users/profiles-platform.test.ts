@@ -106,6 +106,20 @@ t.test('PATCH merges; null removes; user_id is immutable', async (t) => {
     body: { data: { plan: 'x' } },
   });
   t.equal(patchMissing.status, 200, 'PATCH upserts like PUT');
+
+  for (const [method, body] of [
+    ['PUT', {}],
+    ['PUT', { attributes: { 'a:b': ['c'] } }],
+    ['PUT', undefined],
+    ['PATCH', { data: { nickname: 'n' } }],
+  ] as const) {
+    const created = await server.request(method, `/applications/${server.app.id}/users/incomplete/data`, { app: server.app, body });
+    t.equal(created.status, 400, `${method} ${JSON.stringify(body)}: a profile it creates has its required fields`);
+    t.same(created.body.field_errors, { plan: ['is required'] });
+  }
+  t.equal((await server.request('GET', `/applications/${server.app.id}/users/incomplete/data`, { app: server.app })).status, 404, 'none was created');
+  const wrongType = await server.request('PUT', `/applications/${server.app.id}/users/nobody/data`, { app: server.app, body: { data: { plan: 5 } } });
+  t.same(wrongType.body.field_errors, { plan: ['must be a string'] }, 'a refused value is not also "missing"');
 });
 
 t.test('validation failures answer E_USER_UPDATE_FAILED with field_errors and change nothing', async (t) => {
@@ -220,7 +234,9 @@ t.test('POST …/state disables and enables; same state is a no-op; bad bodies a
   t.equal(bad.status, 400);
   t.equal(bad.body.code, 'E_VALIDATION');
   t.ok(bad.body.field_errors.state);
-  t.equal((await server.request('POST', `${base}/state`, { app: server.app })).status, 400, 'a body is required');
+  const noBody = await server.request('POST', `${base}/state`, { app: server.app });
+  t.equal(noBody.status, 400, 'a body is required');
+  t.same(noBody.body.field_errors, { state: ['is required'] });
   const missing = await server.request('POST', `/applications/${server.app.id}/users/none/state`, { app: server.app, body: { state: 'disabled' } });
   t.equal(missing.status, 404);
 });
