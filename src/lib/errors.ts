@@ -61,6 +61,9 @@ export function errorBody(error: ApiError): ErrorBody {
 export const validationError = (fieldErrors: FieldErrors, code = 'E_VALIDATION', message = 'Invalid request') =>
   new ApiError(400, code, message, { fieldErrors });
 
+/** 410 `E_LINK_EXPIRED`: a magic link that was spent, expired, or outlived what it was for. */
+export const linkExpired = (message: string) => new ApiError(410, 'E_LINK_EXPIRED', message);
+
 export const badJson = (detail: string) => new ApiError(400, 'E_BAD_JSON', `The body cannot be read as JSON: ${detail}`);
 
 export const unauthorized = (message = 'Missing or invalid credentials', code = 'E_UNAUTHORIZED') =>

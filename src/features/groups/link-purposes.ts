@@ -1,4 +1,4 @@
-import { conflict, invalidTransition, notFound, validationError } from '../../lib/errors.js';
+import { conflict, invalidTransition, linkExpired, notFound, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { HandledKind, LinkFacts, LinkPurposes, PurposeHandler } from '../magic-links/purposes.js';
@@ -77,6 +77,8 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
     },
     redeem(turn, link, hold) {
       const memberId = joiningMember.get(link)!;
+      // Deleting a group cannot find the links that name it; they answer 410 as an invite's link does.
+      if (!turn.get(GROUP_KIND, groupKey(link.appId, link.purpose.groupId))) throw linkExpired('The group of this link no longer exists');
       const edit = new GroupEdit(core, turn, hold, link.appId, link.purpose.groupId);
       if (edit.group.context.admission_policy !== 'open') throw conflict('E_GROUP_NOT_OPEN', 'The group is no longer open');
       if (edit.memberOfUser(link.userId)) return;

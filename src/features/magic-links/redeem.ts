@@ -1,12 +1,10 @@
-import { ApiError, notFound, unauthorized } from '../../lib/errors.js';
+import { linkExpired, notFound, unauthorized } from '../../lib/errors.js';
 import { userLock } from '../users/directory.js';
 import { FIELD_OF } from '../users/addresses.js';
 import { tokenPair, type TokenPair } from '../sessions/token-pair.js';
 import type { Deps } from '../../deps.js';
 import type { VerifiedData } from '../../../machines/user.machine.js';
 import type { LinkRecord } from './link-store.js';
-
-const linkExpired = (message: string) => new ApiError(410, 'E_LINK_EXPIRED', message);
 
 const verifiedBy = (record: LinkRecord): VerifiedData | undefined =>
   record.address && { [FIELD_OF[record.address.kind]]: record.address.value };

@@ -125,6 +125,20 @@ t.test('a group closed after its link was made: redemption refused, link unspent
   t.equal((await redeem(server, made.body.link)).status, 200, 'the link was still pending');
 });
 
+t.test('a group deleted after its link was made: the link answers 410, as an invite link does', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Open', admission_policy: 'open' })).body;
+  const made = await requestLink(server, 'bob@example.com', { group_to_join: group.id });
+  t.equal((await api.del(`/groups/${group.id}`)).status, 204);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const gone = await redeem(server, made.body.link);
+    t.equal(gone.status, 410);
+    t.equal(gone.body.code, 'E_LINK_EXPIRED');
+  }
+  t.equal(profileOf(server, made.body.app_user_id).meta.last_sign_in, undefined, 'no sign-in was committed');
+});
+
 t.test('purposes are registered once, at start', async (t) => {
   const server = await startServer(t);
   t.throws(() => server.deps.magicLinks.purposes.register('invite', { method: 'invite_link', check() {}, locks: () => [], redeem() {} }));
