@@ -10,7 +10,7 @@ import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';
 import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
-import { FieldQuerySchema, MetaBodySchema, PROFILE_BODY_KINDS, parseQuery } from './schemas.js';
+import { FieldQuerySchema, MetaBodySchema, NoQuerySchema, PROFILE_BODY_KINDS, UpsertQuerySchema, parseQuery } from './schemas.js';
 
 /** The caller's own profile (SPEC "User profiles (user-facing)"), within the schema's user rights. */
 export function meProfileRoutes(deps: Deps, service: ProfileService, files: ProfileFiles): Route[] {
@@ -21,6 +21,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
 
   const write = (mode: ChangeMode) => async (ctx: RequestContext) => {
     const { appId, userId } = callerUser(ctx);
+    parseQuery(ctx, UpsertQuerySchema);
     const { schema } = apps.require(appId);
     const change = await readProfileChange(ctx.body, schema);
     await service.write(appId, userId, change, { schema, writer: 'user', mode });
@@ -34,6 +35,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       handle(ctx) {
         const { appId, userId, view } = callerUser(ctx);
+        if (ctx.rawQuery !== '') parseQuery(ctx, NoQuerySchema);
         return profileReply(profiles.meBytes(appId, userId, view), userId);
       },
     },
@@ -62,6 +64,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       async handle(ctx) {
         const { appId, userId } = callerUser(ctx);
         const { field } = ctx.params;
+        parseQuery(ctx, UpsertQuerySchema);
         const { schema } = apps.require(appId);
         // A field outside the schema is refused by the change rules, as it is in a PATCH.
         const change = await readFieldChange(ctx.body, field, fieldSpec(schema, field));
@@ -75,6 +78,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       async handle(ctx) {
         const { appId, userId } = callerUser(ctx);
+        parseQuery(ctx, NoQuerySchema);
         const body = parseJsonBody(ctx, MetaBodySchema);
         await service.promptPasskey(appId, userId, body.last_passkey_registration_prompt);
         return profile(appId, userId);

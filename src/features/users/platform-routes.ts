@@ -15,6 +15,7 @@ import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
 import {
   GENERATE_ID,
+  NoQuerySchema,
   PlatformFieldQuerySchema,
   ProfileQuerySchema,
   SAMPLE_ID,
@@ -36,6 +37,12 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
   const writeTarget = (ctx: RequestContext): string => {
     const requested = ctx.params.user;
     if (GENERATE_ID.has(requested)) return newId('user', deps.clock.now());
+    return existingTarget(ctx);
+  };
+
+  /** The user ID a change to an existing user names; `__sample__` is none (a 400, not a 404). */
+  const existingTarget = (ctx: RequestContext): string => {
+    const requested = ctx.params.user;
     if (requested === SAMPLE_ID || !EXTERNAL_ID.test(requested)) {
       throw validationError({ user: ['user IDs are 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + - (not __sample__)'] });
     }
@@ -63,7 +70,11 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       method: 'GET',
       path: `/applications/:app/users/${SAMPLE_ID}/data`,
       before,
-      handle: (ctx) => jsonBytes(sampleProfile(profiles, apps.require(ctx.params.app), deps.clock.now())),
+      handle(ctx) {
+        const { fields } = parseQuery(ctx, ProfileQuerySchema);
+        const sample = sampleProfile(profiles, apps.require(ctx.params.app), deps.clock.now());
+        return fields ? ok(projectProfile(Buffer.from(sample), fields)) : jsonBytes(sample);
+      },
     },
     {
       method: 'GET',
@@ -85,7 +96,8 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       path: '/applications/:app/users/:user/data',
       before,
       async handle(ctx) {
-        await service.remove(ctx.params.app, ctx.params.user);
+        parseQuery(ctx, NoQuerySchema);
+        await service.remove(ctx.params.app, existingTarget(ctx));
         return noContent();
       },
     },
@@ -94,8 +106,9 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       path: '/applications/:app/users/:user/state',
       before,
       async handle(ctx) {
+        parseQuery(ctx, NoQuerySchema);
         const { state } = parseJsonBody(ctx, StateBodySchema);
-        await service.setState(ctx.params.app, ctx.params.user, state);
+        await service.setState(ctx.params.app, existingTarget(ctx), state);
         return profile(ctx.params.app, ctx.params.user);
       },
     },
@@ -124,8 +137,9 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       before,
       body: PROFILE_BODY_KINDS,
       async handle(ctx) {
-        const { app: appId, user: userId, field } = ctx.params;
+        const { app: appId, field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);
+        const userId = existingTarget(ctx);
         const schema = apps.require(appId).schema;
         const spec = fieldSpec(schema, field);
         if (!spec && !schema.allow_unknown_fields) throw notFound('field', field);

@@ -45,6 +45,7 @@ export function sampleProfile(profiles: ProfileViews, app: Application, now: num
       last_active: at,
       first_sign_in_method: 'magic_link',
       last_sign_in_method: 'magic_link',
+      last_passkey_registration_prompt: at,
     },
     revokedBefore: 0,
     revokedSessions: [],

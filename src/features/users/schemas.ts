@@ -54,6 +54,9 @@ export const ProfileQuerySchema = v.strictObject({ fields: v.optional(fieldsPara
 
 export const UpsertQuerySchema = v.strictObject({ update_integrations: v.optional(booleanParam, 'false') });
 
+/** Routes that take no query parameters still refuse them, so a typo is not silently ignored. */
+export const NoQuerySchema = v.strictObject({});
+
 const previewParam = v.optional(
   v.picklist(Object.keys(PREVIEW_SIZES) as PreviewSize[], `must be one of ${Object.keys(PREVIEW_SIZES).join(', ')}`),
 );

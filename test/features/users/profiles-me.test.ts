@@ -93,6 +93,17 @@ t.test('a field the user cannot read is refused whatever value is sent: no answe
   t.notOk('never_set' in platform.body.data);
 });
 
+t.test('/me profile routes refuse query parameters they do not take', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { token, me } = await userWithProfile(server);
+  t.equal((await server.request('GET', `${me}?bogus=1`, { token })).status, 400);
+  t.equal((await server.request('PATCH', `${me}?bogus=1`, { token, body: { data: { nickname: 'q' } } })).status, 400);
+  t.equal((await server.request('PUT', `${me}/fields/nickname?bogus=1`, { token, body: { value: 'q' } })).status, 400);
+  t.equal((await server.request('PATCH', `${me}?update_integrations=maybe`, { token, body: { data: { nickname: 'q' } } })).status, 400);
+  t.equal((await server.request('GET', me, { token })).body.data.nickname, 'n', 'nothing changed');
+  t.equal((await server.request('PATCH', `${me}?update_integrations=true`, { token, body: { data: { nickname: 'q' } } })).status, 200);
+});
+
 t.test('attributes on /me: the reserved namespaces are the app\'s', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const { token, me } = await userWithProfile(server);

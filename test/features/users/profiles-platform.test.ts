@@ -255,8 +255,40 @@ t.test('__sample__ answers an example profile of the schema and stores nothing',
   t.match(res.body.data, { email: /@/, first_name: String, last_name: String, phone_number: String });
   t.same(Object.keys(res.body).sort(), ['attributes', 'auth_level', 'connection_map', 'data', 'groups', 'meta', 'state', 'svc_user', 'verified_data']);
   t.equal(server.deps.users.count(server.app.id), 0);
-  const put = await server.request('PUT', `/applications/${server.app.id}/users/__sample__/data`, { app: server.app, body: { data: {} } });
-  t.equal(put.status, 400, '__sample__ is not a user ID');
+  t.same(Object.keys(res.body.meta).sort(), [
+    'created', 'first_sign_in', 'first_sign_in_method', 'last_active', 'last_passkey_registration_prompt',
+    'last_sign_in', 'last_sign_in_method', 'modified',
+  ], 'every meta stamp');
+  const base = `/applications/${server.app.id}/users/__sample__/data`;
+  const projected = await server.request('GET', `${base}?fields=nickname`, { app: server.app });
+  t.same(Object.keys(projected.body.data).sort(), ['nickname', 'user_id'], 'fields projects the sample as it does a profile');
+  t.equal((await server.request('GET', `${base}?bogus=1`, { app: server.app })).status, 400, 'unknown parameters are refused');
+  const writes: Array<[string, string, unknown]> = [
+    ['PUT', base, { data: {} }],
+    ['PATCH', base, { data: {} }],
+    ['DELETE', base, undefined],
+    ['POST', `/applications/${server.app.id}/users/__sample__/state`, { state: 'disabled' }],
+    ['PUT', `${base}/fields/nickname`, { value: 'x' }],
+  ];
+  for (const [method, path, body] of writes) {
+    const res = await server.request(method, path, { app: server.app, body });
+    t.equal(res.status, 400, `${method} ${path}: __sample__ is not a user ID`);
+    t.ok(res.body.field_errors.user);
+  }
+});
+
+t.test('writes refuse query parameters they do not take, and change nothing', async (t) => {
+  const server = await serverWithSchema(t);
+  const path = `/applications/${server.app.id}/users/q1/data`;
+  t.equal((await server.request('PUT', path, { app: server.app, body: { data: { plan: 'pro' } } })).status, 200);
+  const remove = await server.request('DELETE', `${path}?x=1`, { app: server.app });
+  t.equal(remove.status, 400);
+  t.same(remove.body.field_errors, { x: ['is not a known field'] });
+  const state = await server.request('POST', `/applications/${server.app.id}/users/q1/state?x=1`, { app: server.app, body: { state: 'disabled' } });
+  t.equal(state.status, 400);
+  const after = await server.request('GET', path, { app: server.app });
+  t.equal(after.status, 200, 'not deleted');
+  t.equal(after.body.state, 'enabled', 'not disabled');
 });
 
 t.test('platform routes need credentials of the same app', async (t) => {
