@@ -447,6 +447,7 @@ t.test('malformed or out-of-range paging parameters answer 400, never a clamped 
     ['after=', 'after'],
     ['sort=up', 'sort'],
     ['sort=ASC', 'sort'],
+    ['foo=1', 'foo'],
   ];
   for (const [query, field] of cases) {
     const res = await server.request('GET', `${base}?${query}`, { app: server.app });

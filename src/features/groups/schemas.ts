@@ -86,13 +86,17 @@ const PageSize = v.pipe(
   v.maxValue(100, 'page_size is at most 100'),
 );
 
+/** The IDs these lists are paged by: a cursor of any other shape names nothing. */
+const LISTED_ID = /^(group|member|invite)_[0-9A-HJKMNP-TV-Z]{26}$/;
+
 const ListQuery = v.object({
   page_size: v.optional(PageSize, '20'),
-  after: v.optional(v.pipe(v.string(), v.minLength(1, 'after must not be empty'), v.maxLength(256))),
+  after: v.optional(v.pipe(v.string(), v.regex(LISTED_ID, 'after must be the ID of a listed group, member or invite'))),
   lookup_filter: v.optional(
     v.pipe(
       v.string(),
       v.transform((list) => [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))]),
+      v.minLength(1, 'lookup_filter lists at least one value'),
       v.maxLength(100, 'lookup_filter holds at most 100 values'),
       v.check((values) => values.every((value) => value.length <= 320), 'a lookup_filter value is at most 320 characters'),
     ),
@@ -107,7 +111,8 @@ export function parseListQuery(query: URLSearchParams, allowed: ReadonlyArray<'l
   const input: Record<string, string> = {};
   const unknown: FieldErrors = {};
   for (const [name, value] of query) {
-    if (name === 'page_size' || name === 'after' || (allowed as string[]).includes(name)) input[name] = value;
+    if (Object.hasOwn(input, name)) unknown[name] = ['must be given once'];
+    else if (name === 'page_size' || name === 'after' || (allowed as string[]).includes(name)) input[name] = value;
     else unknown[name] = ['unknown query parameter'];
   }
   if (Object.keys(unknown).length > 0) throw validationError(unknown);

@@ -1,6 +1,6 @@
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
-import { pageQueryParser } from '../../http/page-query.js';
+import { pageQueryParser, refuseOtherParams } from '../../http/page-query.js';
 import { callerAppId } from '../../auth/platform-auth.js';
 import { parseJsonBody } from '../../lib/validate.js';
 import type { Deps } from '../../deps.js';
@@ -24,7 +24,10 @@ export function oidcClientRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: base,
       before,
-      handle: (ctx) => ok(clients.list(callerAppId(ctx.caller), parsePage(ctx.query()))),
+      handle(ctx) {
+        refuseOtherParams(ctx.query());
+        return ok(clients.list(callerAppId(ctx.caller), parsePage(ctx.query())));
+      },
     },
     {
       method: 'GET',

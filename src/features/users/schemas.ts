@@ -4,7 +4,7 @@ import { validationError } from '../../lib/errors.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 import { parseInput } from '../../lib/validate.js';
 import type { RequestContext } from '../../http/context.js';
-import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
+import { PAGE_PARAMS, pageQueryParser, type PageQuery } from '../../http/page-query.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
 
 /** Profile writes take JSON or multipart/form-data (files). */
@@ -40,7 +40,6 @@ const ListFilterSchema = v.strictObject({
   include_duplicates: v.optional(booleanParam, 'false'),
 });
 
-const PAGE_PARAMS: ReadonlySet<string> = new Set(['page_size', 'after', 'sort']);
 const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: EXTERNAL_ID });
 
 export type ListQuery = v.InferOutput<typeof ListFilterSchema> & PageQuery;

@@ -133,7 +133,7 @@ t.test('platform groups: create answers the plain group; paging and lookup_filte
   const mixedNext = await api.get(`/groups?lookup_filter=${ids[4]},gamma&page_size=1&after=${ids[3]}`);
   t.same(mixedNext.body.results.map((g: any) => g.id), [ids[4]]);
 
-  for (const query of ['page_size=0', 'page_size=101', 'page_size=ten', 'after=', 'sort=up']) {
+  for (const query of ['page_size=0', 'page_size=101', 'page_size=ten', 'after=', 'after=garbage', 'after=zzz', 'page_size=2&page_size=3', 'lookup_filter=', 'sort=up']) {
     const res = await api.get(`/groups?${query}`);
     t.equal(res.status, 400, query);
     t.equal(res.body.code, 'E_VALIDATION');
