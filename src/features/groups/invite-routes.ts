@@ -2,7 +2,7 @@ import { forbidden } from '../../lib/errors.js';
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
-import { expectNoFields, parseJsonBody } from '../../lib/validate.js';
+import { parseJsonBody } from '../../lib/validate.js';
 import { callerUser } from '../../auth/bearer-auth.js';
 import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
@@ -31,7 +31,6 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
   };
   const answer = (kind: 'accept' | 'reject') => async (ctx: RequestContext) => {
     const { appId, userId } = callerUser(ctx);
-    expectNoFields(ctx);
     return ok(showWrapper(await invites.answer(appId, userId, ctx.params.group, ctx.params.invite, kind)));
   };
 

@@ -112,7 +112,9 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
       continue;
     }
     if (isFileField(spec)) {
-      if (!Object.hasOwn(change.files, name)) complain(name, `upload the ${spec!.type} as a multipart part named ${name}`);
+      if (!Object.hasOwn(change.files, name)) {
+        complain(name, `upload the ${spec!.type} as a multipart file part (named ${name} in a profile write, value in a field PUT)`);
+      }
       continue;
     }
     const problem = valueProblem(name, spec, value);
