@@ -2,6 +2,7 @@ import { loadConfig, ConfigError } from './config.js';
 import { openServices, closeServices } from './services.js';
 import { createApp } from './app.js';
 import { ensureDefaultApplication } from './features/applications/bootstrap.js';
+import { isUnobservedCommitFailure } from './storage/store.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -37,6 +38,12 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 }
+
+process.on('unhandledRejection', (reason) => {
+  if (isUnobservedCommitFailure(reason)) return;
+  // Anything else ends the process, as it would without this listener.
+  throw reason;
+});
 
 main().catch((error) => {
   process.stderr.write(`${error instanceof ConfigError ? error.message : (error?.stack ?? String(error))}\n`);

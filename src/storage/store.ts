@@ -54,9 +54,15 @@ export function openStore(path: string): Store {
       return false;
     },
     async commit(write) {
-      // A child transaction: if `write` throws, its writes roll back. Plain `transaction()` batches
-      // callbacks into one shared transaction and would still commit what a failed callback wrote.
-      await root.childTransaction(write);
+      try {
+        // A child transaction: if `write` throws, its writes roll back. Plain `transaction()` batches
+        // callbacks into one shared transaction and would still commit what a failed callback wrote.
+        await root.childTransaction(write);
+      } catch (error) {
+        // lmdb-js also rejects the error's `commitError` with the cause (and prints it).
+        (error as { commitError?: Promise<unknown> }).commitError?.catch(() => {});
+        throw error;
+      }
     },
     async close() {
       await root.close();
@@ -77,3 +83,10 @@ export function decodeValue<V>(db: Database<V, Key>, bytes: Uint8Array): V {
 
 /** Sorts above every ID we generate or accept, so `[prefix, HIGH]` ends a prefix range. */
 export const HIGH_KEY = '\uffff';
+
+/**
+ * Whether an unhandled rejection is lmdb-js's own note of a failed commit (a full disk): besides the
+ * promise of the write that failed, which answers its request 503, it rejects internal promises that
+ * nothing can observe.
+ */
+export const isUnobservedCommitFailure = (reason: unknown): boolean => reason instanceof Error && 'commitError' in reason;
