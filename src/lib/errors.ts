@@ -95,6 +95,8 @@ export const rateLimited = (retryAfterSeconds: number) =>
     headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   });
 
-export const unavailable = (message = 'Service temporarily unavailable') => new ApiError(503, 'E_UNAVAILABLE', message);
+/** 503 `E_UNAVAILABLE`: nothing was changed, and the same request may be sent again (`retry-after` seconds). */
+export const unavailable = (message = 'Service temporarily unavailable') =>
+  new ApiError(503, 'E_UNAVAILABLE', message, { headers: { 'retry-after': '1' } });
 
 export const internalError = () => new ApiError(500, 'E_INTERNAL', 'Internal server error');

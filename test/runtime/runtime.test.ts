@@ -143,6 +143,7 @@ t.test('a multi-actor turn is all-or-nothing', async (t) => {
     const res = await server.request('POST', '/test/pairs/a/b/open?fail=derive');
     t.equal(res.status, 503);
     t.equal(res.body.code, 'E_UNAVAILABLE');
+    t.equal(res.headers.get('retry-after'), '1', 'the same request may be sent again');
     t.notMatch(res.text, /read model failed/, 'internals are not echoed');
     t.same(stored(server, ['a', 'b']), before, 'no snapshot, counter or read model written');
     const after = await server.request('POST', '/test/pairs/a/b/open');

@@ -1,7 +1,8 @@
 import type { Turn } from '../../runtime/runtime.js';
 import type { GroupsCore } from './core.js';
 import { GroupEdit } from './edit.js';
-import { groupLock } from './keys.js';
+import { MEMBER_KIND, groupLock, inviteLock, memberKey, memberLock } from './keys.js';
+import type { MemberContext } from '../../../machines/member.machine.js';
 import { runHolding } from './locking.js';
 
 /**
@@ -16,8 +17,7 @@ export function runRemovingUser<T>(
   locks: readonly string[],
   body: (turn: Turn) => T,
 ): Promise<T> {
-  const groupLocks = core.memberships.groupIdsOf(appId, userId).map((groupId) => groupLock(appId, groupId));
-  return runHolding(core.runtime, [...locks, ...groupLocks], (turn, hold) => {
+  return runHolding(core.runtime, [...locks, ...removalLocks(core, appId, userId)], (turn, hold) => {
     for (const groupId of core.memberships.groupIdsOf(appId, userId)) {
       const edit = new GroupEdit(core, turn, hold, appId, groupId);
       const member = edit.memberOfUser(userId);
@@ -25,5 +25,23 @@ export function runRemovingUser<T>(
       edit.finish({ ownerRule: false });
     }
     return body(turn);
+  });
+}
+
+/**
+ * The locks of taking the user out of its groups, read from what is committed: each group's, its
+ * member's and that member's pending invite's. Named up front because `runHolding` learns of a
+ * missing lock one attempt at a time, and a user in many groups needs many.
+ */
+function removalLocks(core: GroupsCore, appId: string, userId: string): string[] {
+  return core.memberships.groupIdsOf(appId, userId).flatMap((groupId) => {
+    const memberId = core.memberships.memberIdOf(appId, userId, groupId);
+    const member = memberId === undefined ? undefined : core.runtime.read<MemberContext>(MEMBER_KIND, memberKey(appId, groupId, memberId));
+    const inviteId = member?.context.invite_id;
+    return [
+      groupLock(appId, groupId),
+      ...(memberId === undefined ? [] : [memberLock(appId, groupId, memberId)]),
+      ...(inviteId === undefined ? [] : [inviteLock(appId, groupId, inviteId)]),
+    ];
   });
 }

@@ -170,6 +170,28 @@ t.test('concurrent adds of the same user: one member, one 409', async (t) => {
   t.equal(server.deps.users.count(server.app.id), 1);
 });
 
+t.test('a user in many groups, some by pending invite, is deleted at once', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const groups: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    const group = (await api.post('/groups', { name: `G${i}` })).body;
+    groups.push(group.id);
+    const joined = i % 2 === 0
+      ? await api.post(`/groups/${group.id}/members`, { user_id: ada.userId, roles: [] })
+      : await api.post(`/groups/${group.id}/invites`, { user_id: ada.userId, roles: [] });
+    t.equal(joined.status, 200, joined.text);
+  }
+  const deleted = await server.request('DELETE', `/applications/${server.app.id}/users/${ada.userId}/data`, { app: server.app });
+  t.equal(deleted.status, 204, deleted.text);
+  for (const groupId of groups) {
+    t.equal((await api.get(`/groups/${groupId}/members`)).body.total_results, 0, `${groupId}: no member left`);
+    t.equal((await api.get(`/groups/${groupId}/invites`)).body.results.filter((i: any) => i.state === 'pending').length, 0);
+  }
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
+
 t.test('deleting a user removes its members, pending invites and pairs in the same turn', async (t) => {
   const server = await startServer(t);
   const api = platform(server);
