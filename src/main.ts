@@ -1,11 +1,15 @@
+import { mkdirSync } from 'node:fs';
 import { loadConfig, ConfigError } from './config.js';
 import { openServices, closeServices } from './services.js';
 import { createApp } from './app.js';
 import { ensureDefaultApplication } from './features/applications/bootstrap.js';
 import { isUnobservedCommitFailure } from './storage/store.js';
+import { claimDataDir, DataDirInUse } from './storage/server-claim.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  mkdirSync(config.dataDir, { recursive: true });
+  const release = claimDataDir(config.dataDir);
   const deps = await openServices(config);
   const created = await ensureDefaultApplication(deps.apps);
   if (created) {
@@ -33,6 +37,7 @@ async function main(): Promise<void> {
     if (unanswered > 0) deps.logger.warn({ unanswered }, 'shutdown grace period over: closing connections with requests in flight');
     server.close();
     await closeServices(deps);
+    release();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
@@ -46,6 +51,7 @@ process.on('unhandledRejection', (reason) => {
 });
 
 main().catch((error) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : (error?.stack ?? String(error))}\n`);
+  const expected = error instanceof ConfigError || error instanceof DataDirInUse;
+  process.stderr.write(`${expected ? error.message : (error?.stack ?? String(error))}\n`);
   process.exit(1);
 });

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { openStore } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
+import { servingProcess } from './server-claim.js';
 
 /** The file LMDB keeps an environment's data in, inside the data dir. */
 const DATA_FILE = 'data.mdb';
@@ -19,6 +20,9 @@ const holdsData = (dataDir: string) => existsSync(join(dataDir, DATA_FILE));
  */
 export async function backupDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
   if (!holdsData(dataDir)) throw new BackupError(`${dataDir} holds no data to back up`);
+  if ([DATA_FILE, LOCK_FILE].some((name) => resolve(dataDir, name) === resolve(file))) {
+    throw new BackupError(`${file} is the data dir's own file; back up to a file outside ${dataDir}`);
+  }
   if (existsSync(file) && !options.force) throw new BackupError(`${file} exists; pass --force to overwrite it`);
   const staging = await mkdtemp(join(dirname(file), '.backup-'));
   const store = openStore(dataDir);
@@ -39,6 +43,8 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
 export async function restoreDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
   const source = await stat(file).catch(() => undefined);
   if (!source?.isFile() || !(await hasLmdbMagic(file))) throw new BackupError(`${file} is not an LMDB backup file`);
+  const server = servingProcess(dataDir);
+  if (server !== undefined) throw new BackupError(`${dataDir} is served by process ${server}; stop the server first`);
   if (!options.force && (await visibleEntries(dataDir)).length > 0) {
     throw new BackupError(`${dataDir} is not empty; pass --force to replace its data (stop the server first)`);
   }
