@@ -4,7 +4,7 @@ import { openServices, closeServices } from './services.js';
 import { createApp } from './app.js';
 import { ensureDefaultApplication } from './features/applications/bootstrap.js';
 import { isUnobservedCommitFailure } from './storage/store.js';
-import { claimDataDir, DataDirInUse } from './storage/server-claim.js';
+import { claimDataDir } from './storage/server-claim.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -51,7 +51,10 @@ process.on('unhandledRejection', (reason) => {
 });
 
 main().catch((error) => {
-  const expected = error instanceof ConfigError || error instanceof DataDirInUse;
-  process.stderr.write(`${expected ? error.message : (error?.stack ?? String(error))}\n`);
+  // What stops a start is the operator's to read (a bad value, a port in use, a read-only dir): the
+  // message, with the stack only at debug level.
+  const debug = ['debug', 'trace'].includes(process.env.SVC_LOG_LEVEL ?? '');
+  const message = error instanceof ConfigError ? error.message : `Cannot start: ${error?.message ?? String(error)}`;
+  process.stderr.write(`${debug && !(error instanceof ConfigError) && error?.stack ? error.stack : message}\n`);
   process.exit(1);
 });

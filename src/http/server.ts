@@ -7,7 +7,7 @@ import type { RequestContext } from './context.js';
 import { HttpRequestContext } from './request-context.js';
 import type { Reply } from './reply.js';
 import { METHODS_WITH_BODY, paramNames, patternRegExp, type Route, type Step } from './route.js';
-import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { listenExclusive, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 
 /** Counts one answer of the route and method it was bound to. */
 export interface RequestRecorder {
@@ -238,8 +238,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     app,
     listen(host, port) {
       return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
-          if (!socket) return reject(new Error(`Cannot listen on ${host}:${port}`));
+        listenExclusive(app, host, port, (socket) => {
+          if (!socket) return reject(new Error(`Cannot listen on ${host}:${port} (is the port in use?)`));
           listenSocket = socket;
           resolve(uws.us_socket_local_port(socket as never));
         });

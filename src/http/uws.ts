@@ -21,3 +21,14 @@ export const uws = loadNativeUws();
 // uWS.js's undocumented switch that stops the `uWebSockets: 20` banner header on every response.
 uws._cfg('silent');
 export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, MultipartField } from 'uWebSockets.js';
+
+/**
+ * Listens on `host:port` alone. uWS otherwise listens with SO_REUSEPORT on a given port, and a second
+ * server started on it would silently take half the connections. (The option is missing from the
+ * package's type declarations.)
+ */
+export function listenExclusive(app: Uws.TemplatedApp, host: string, port: number, done: (socket: Uws.us_listen_socket | false) => void): void {
+  const { LIBUS_LISTEN_EXCLUSIVE_PORT } = uws as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number };
+  const listen = app.listen as unknown as (h: string, p: number, options: number, cb: typeof done) => void;
+  listen.call(app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, done);
+}

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
 
@@ -32,4 +33,23 @@ t.test('one server per data dir: a second is refused, a killed one\'s claim is t
   third.child.kill('SIGTERM');
   t.same(await third.exited, { code: 0, signal: null });
   t.notOk(existsSync(join(dataDir, 'server.pid')), 'a clean stop releases the claim');
+});
+
+/** A port free a moment ago. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+t.test('one server per port: a second on the port in use does not start, whatever its data dir', async (t) => {
+  const dir = t.testdir();
+  const port = String(await freePort());
+  const first = await startChildServer(t, { dataDir: join(dir, 'a'), env: { PORT: port } });
+  const second = await runEntry('main', [], { dataDir: join(dir, 'b'), env: { HOST: '127.0.0.1', PORT: port } });
+  t.equal(second.code, 1, 'refused rather than sharing the port');
+  t.match(second.stderr, /^Cannot start: Cannot listen on 127\.0\.0\.1:\d+ \(is the port in use\?\)\n$/);
+  for (let i = 0; i < 10; i++) t.equal((await fetch(`${first.url}/health`)).status, 200);
 });
