@@ -90,7 +90,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     // Activity is stamped only on calls the rate limit let through.
     requireUser: withActivity(
       thenLimit(requireUser(accessTokens, profiles, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
-        ctx.method !== 'GET' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
+        ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
       ),
       new ActivityStamps(users, runtime, clock, logger),
     ),

@@ -48,6 +48,8 @@ export interface RequestContext {
   body: ParsedBody;
   caller?: Caller;
   aborted: boolean;
+  /** Names of headers the request gives more than once. */
+  readonly repeatedHeaders?: readonly string[];
   readonly res: HttpResponse;
   query(): URLSearchParams;
 }

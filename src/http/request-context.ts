@@ -16,6 +16,8 @@ export class HttpRequestContext implements RequestContext {
   body: ParsedBody = NO_BODY;
   caller: Caller | undefined = undefined;
   aborted = false;
+  /** Names of headers the request gives more than once (the last value is the one in `headers`). */
+  repeatedHeaders: string[] | undefined = undefined;
   private remoteAddress: string | undefined = undefined;
   private parsedQuery: URLSearchParams | undefined = undefined;
 
@@ -28,6 +30,7 @@ export class HttpRequestContext implements RequestContext {
   ) {
     const headers = this.headers;
     req.forEach((key, value) => {
+      if (headers[key] !== undefined) (this.repeatedHeaders ??= []).push(key);
       headers[key] = value;
     });
     for (let i = 0; i < paramNames.length; i++) this.params[paramNames[i]] = req.getParameter(i) ?? '';

@@ -65,6 +65,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   let inFlight = 0;
   let drained: (() => void) | undefined;
   let listenSocket: us_listen_socket | undefined;
+  let draining = false;
+  /** Headers a request may give once: its framing, its host and its credentials. */
+  const singleHeaders = new Set(['host', 'authorization', 'content-type', 'transfer-encoding', ...options.corsHeaders]);
 
   const compiled = options.routes.map((route) => ({ route, regexp: patternRegExp(route.path) }));
 
@@ -73,6 +76,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     if (origin && (allowAnyOrigin || allowedOrigins.has(origin))) return origin;
     return undefined;
   }
+
 
   function send(ctx: RequestContext, reply: Reply, record: RequestRecorder | undefined): void {
     inFlight--;
@@ -86,7 +90,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       contentType ??= 'application/json';
     }
     const origin = corsOrigin(ctx);
-    const close = reply.status === 413;
+    // `connection: close` after a body refused unread (413), and while draining for shutdown: keep-alive
+    // clients then reconnect (and find the next server) rather than lose a request sent as the
+    // connections close.
+    const close = reply.status === 413 || draining;
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));
       if (contentType) res.writeHeader('content-type', contentType);
@@ -99,9 +106,15 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         res.writeHeader('access-control-expose-headers', 'x-request-id, retry-after');
       }
       if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-      // No arguments: an explicit undefined length makes uWS announce a bogus Content-Length.
-      if (reply.status === 204 || reply.status === 304) res.endWithoutBody();
-      else res.end(payload, close);
+      if (reply.status === 204 || reply.status === 304) {
+        // No arguments: an explicit length, even undefined, makes uWS announce a Content-Length (RFC 9110
+        // forbids one on a 204). A close is then asked of the client.
+        if (close) res.writeHeader('connection', 'close');
+        res.endWithoutBody();
+      } else if (ctx.method === 'HEAD') {
+        // uWS reads nothing more on a connection after a HEAD answer: the connection ends with it.
+        res.endWithoutBody(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength, true);
+      } else res.end(payload, close);
     });
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     record?.(reply.status, seconds);
@@ -125,6 +138,22 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     }
     const apiError = error as ApiError;
     return { status: apiError.status, body: errorBody(apiError), headers: apiError.headers };
+  }
+
+  /**
+   * A request framed two ways (two lengths, or a length and chunks) is cut off unanswered: uWS frames
+   * it by the first header and reads on after any answer, so what a proxy took for its body would be
+   * served as a request of its own.
+   */
+  const framedTwice = (ctx: RequestContext) =>
+    ctx.repeatedHeaders?.includes('content-length') === true ||
+    (ctx.headers['transfer-encoding'] !== undefined && ctx.headers['content-length'] !== undefined);
+
+  /** 400 for a header naming the host or a credential given twice: which copy counts would be anyone's guess. */
+  function checkSingleHeaders(ctx: RequestContext): void {
+    const repeated = ctx.repeatedHeaders?.filter((name) => singleHeaders.has(name));
+    if (!repeated?.length) return;
+    throw validationError(Object.fromEntries(repeated.map((name) => [name, ['given more than once']])), 'E_VALIDATION', 'A header is given more than once');
   }
 
   function respond(ctx: RequestContext, outcome: Reply | Promise<Reply>, record: RequestRecorder | undefined): void {
@@ -163,13 +192,21 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   }
 
   function mount(route: Route): void {
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'del';
+    app[method === ('delete' as string) ? 'del' : method](route.path, handlerOf(route, route.method));
+    // HEAD answers what GET would, without the body (RFC 9110 §9.3.2).
+    if (route.method === 'GET') app.head(route.path, handlerOf(route, 'HEAD'));
+  }
+
+  function handlerOf(route: Route, method: string): (res: HttpResponse, req: HttpRequest) => void {
     const names = paramNames(route.path);
-    const routeName = `${route.method} ${route.path}`;
+    const routeName = `${method} ${route.path}`;
     const hasBody = METHODS_WITH_BODY.has(route.method);
     const accepted = route.body ?? (hasBody ? (['json'] as const) : []);
-    const record = observe?.(routeName, route.method);
-    const handler = (res: HttpResponse, req: HttpRequest) => {
+    const record = observe?.(routeName, method);
+    return (res: HttpResponse, req: HttpRequest) => {
       const ctx = makeContext(routeName, res, req, names);
+      if (framedTwice(ctx)) return void res.close();
       inFlight++;
       if (debug) logger.debug({ requestId: ctx.id, route: routeName }, 'request started');
       let cancelBody: (() => void) | undefined;
@@ -179,6 +216,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       });
       let outcome: Reply | Promise<Reply>;
       try {
+        checkSingleHeaders(ctx);
         decodeParams(ctx);
         if (hasBody) {
           const contentType = ctx.headers['content-type'];
@@ -196,8 +234,6 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       }
       respond(ctx, outcome, record);
     };
-    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'del';
-    app[method === ('delete' as string) ? 'del' : method](route.path, handler);
   }
 
   options.routes.forEach(mount);
@@ -206,6 +242,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const recordPreflight = observe?.('OPTIONS *', 'OPTIONS');
   app.options('/*', (res, req) => {
     const ctx = makeContext('OPTIONS *', res, req, []);
+    if (framedTwice(ctx)) return void res.close();
     inFlight++;
     res.onAborted(() => {
       ctx.aborted = true;
@@ -220,11 +257,12 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   app.any('/*', (res, req) => {
     const ctx = makeContext('fallback', res, req, []);
+    if (framedTwice(ctx)) return void res.close();
     inFlight++;
     res.onAborted(() => {
       ctx.aborted = true;
     });
-    const allowed = compiled.filter((c) => c.regexp.test(ctx.path)).map((c) => c.route.method);
+    const allowed = compiled.filter((c) => c.regexp.test(ctx.path)).flatMap((c) => (c.route.method === 'GET' ? ['GET', 'HEAD'] : [c.route.method]));
     const error =
       allowed.length > 0
         ? new ApiError(405, 'E_METHOD_NOT_ALLOWED', `Method ${ctx.method} is not allowed on ${ctx.path}`, {
@@ -246,6 +284,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       });
     },
     drain(graceMs = Infinity) {
+      draining = true;
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = undefined;
       if (inFlight === 0) return Promise.resolve(0);

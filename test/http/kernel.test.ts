@@ -1,5 +1,6 @@
 import t from 'tap';
 import pino from 'pino';
+import { connect } from 'node:net';
 import { createHttpServer } from '../../src/http/server.js';
 import { ok } from '../../src/http/reply.js';
 import type { Route } from '../../src/http/route.js';
@@ -169,7 +170,7 @@ t.test('unknown route answers 404, wrong method 405 with Allow', async (t) => {
   t.equal((await fetch(`${url}/items/1/`, { method: 'DELETE' })).status, 404, 'nor one whose methods it could list');
   const wrong = await fetch(`${url}/items/1`, { method: 'DELETE' });
   t.equal(wrong.status, 405);
-  t.equal(wrong.headers.get('allow'), 'GET');
+  t.equal(wrong.headers.get('allow'), 'GET, HEAD');
   expectErrorBody(t, await wrong.json(), 405, 'E_METHOD_NOT_ALLOWED');
 });
 
@@ -206,4 +207,62 @@ t.test('malformed percent-encoding in a path parameter answers 400', async (t) =
   const res = await fetch(`${url}/items/%E0%A4%A`);
   t.equal(res.status, 400);
   expectErrorBody(t, await res.json(), 400, 'E_VALIDATION');
+});
+
+/** Sends `bytes` on a fresh connection; resolves with everything answered until the server closes it (or `waitMs` passes). */
+function exchange(bytes: string, waitMs = 500): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    let text = '';
+    let closed = false;
+    socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+    socket.on('close', () => {
+      closed = true;
+      clearTimeout(timer);
+      resolve({ text, closed });
+    });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, closed });
+    }, waitMs);
+  });
+}
+
+t.test('a request framed two ways is cut off unanswered, so nothing after it is read as a request', async (t) => {
+  for (const [label, headers] of [
+    ['two lengths', 'Content-Length: 2\r\nContent-Length: 29'],
+    ['a length and chunks', 'Content-Length: 2\r\nTransfer-Encoding: chunked'],
+  ]) {
+    for (const path of ['/echo', '/nowhere']) {
+      const res = await exchange(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}\r\n\r\n{}GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\n`);
+      t.equal(res.text, '', `${label}, ${path}: no answer`);
+      t.ok(res.closed, `${label}, ${path}: the connection is closed`);
+    }
+  }
+  t.equal((await fetch(`${url}/items/1`)).status, 200, 'the server serves on');
+});
+
+t.test('a host or credential header given twice is 400, other headers may repeat', async (t) => {
+  for (const header of ['Host: y', 'x-svc-app-key: k2', 'Authorization: Bearer b']) {
+    const res = await exchange(`GET /items/1 HTTP/1.1\r\nHost: x\r\nx-svc-app-key: k\r\nAuthorization: Bearer a\r\n${header}\r\nConnection: close\r\n\r\n`);
+    t.match(res.text, /^HTTP\/1\.1 400 /, header);
+    t.match(res.text, /given more than once/);
+  }
+  const harmless = await exchange('GET /items/1 HTTP/1.1\r\nHost: x\r\nAccept: a\r\nAccept: b\r\nConnection: close\r\n\r\n');
+  t.match(harmless.text, /^HTTP\/1\.1 200 /);
+});
+
+t.test('HEAD answers what GET would, without the body, and ends the connection; a route without GET answers its error without a body', async (t) => {
+  const head = await exchange('HEAD /items/7 HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.match(head.text, /^HTTP\/1\.1 200 /);
+  const length = (await (await fetch(`${url}/items/7`)).arrayBuffer()).byteLength;
+  t.match(head.text, new RegExp(`Content-Length: ${length}\r\n`), 'the length GET would send');
+  t.match(head.text, /Connection: close\r\n/, 'uWS reads nothing more after a HEAD answer: the client is told not to reuse the connection');
+  t.ok(head.text.endsWith('\r\n\r\n'), 'no body');
+  const missing = await exchange('HEAD /nowhere HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.match(missing.text, /^HTTP\/1\.1 404 [\s\S]*\r\n\r\n$/);
+  const wrong = await exchange('HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.match(wrong.text, /^HTTP\/1\.1 405 [\s\S]*\r\n\r\n$/, 'no body after a 405 either');
+  const allow = await fetch(`${url}/items/1`, { method: 'DELETE' });
+  t.equal(allow.headers.get('allow'), 'GET, HEAD');
 });

@@ -49,11 +49,11 @@ t.test('SIGTERM mid-request: the request in flight is answered and stored, then 
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
   });
-  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+  const response = new Promise<{ status: number; text: string; connection?: string }>((resolve, reject) => {
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
+      res.on('end', () => resolve({ status: res.statusCode!, text, connection: res.headers.connection }));
     });
     req.on('error', reject);
   });
@@ -69,6 +69,7 @@ t.test('SIGTERM mid-request: the request in flight is answered and stored, then 
   req.end(body.slice(5));
   const answered = await response;
   t.equal(answered.status, 200, answered.text);
+  t.equal(answered.connection, 'close', 'a keep-alive client is told to take its next request elsewhere');
   const app = JSON.parse(answered.text);
   t.equal(app.name, 'made during shutdown');
   t.same(await server.exited, { code: 0, signal: null });
