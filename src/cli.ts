@@ -12,7 +12,10 @@ runCli(process.argv.slice(2), process.env, io).then(
     process.exitCode = code;
   },
   (error) => {
-    process.stderr.write(`${error?.stack ?? String(error)}\n`);
+    // A failure the command did not foresee (a read-only disk, a missing directory): its message, the
+    // stack only at debug level.
+    const debug = ['debug', 'trace'].includes(process.env.SVC_LOG_LEVEL ?? '');
+    process.stderr.write(`${debug && error?.stack ? error.stack : `error: ${error?.message ?? String(error)}`}\n`);
     process.exitCode = 1;
   },
 );

@@ -5,7 +5,7 @@ import type { RateLimit } from './http/rate-limit.js';
 const intFromEnv = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max));
 
-/** `perSecond/burst`, or `0` for no limit. */
+/** `perSecond/burst`, or `0` for no limit; a limit lets at least one request through a second (`5/0` would refuse them all). */
 const rateFromEnv = v.pipe(
   v.string(),
   v.regex(/^(0|\d+(\.\d+)?\/\d+)$/, 'must be "<per second>/<burst>" or 0'),
@@ -13,7 +13,11 @@ const rateFromEnv = v.pipe(
     const [perSecond, burst] = text.split('/').map(Number);
     return { perSecond, burst: burst ?? 0 };
   }),
+  v.check(({ perSecond, burst }) => (perSecond === 0 && burst === 0) || (perSecond > 0 && burst >= 1), 'a limit needs a rate above 0 and a burst of at least 1 (0 turns it off)'),
 );
+
+/** `*`, or origins as browsers send them: `scheme://host[:port]`, nothing after. */
+const ORIGIN = /^https?:\/\/[^/\s?#]+$/i;
 
 const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -21,7 +25,7 @@ const EnvSchema = v.object({
   PORT: v.optional(intFromEnv(0, 65535), '3000'),
   HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
   SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
-  SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'))),
+  SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL'))),
   SVC_ADMIN_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
   SVC_BRAND: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/, 'lowercase letters and digits only')), 'svc'),
   SVC_LOG_LEVEL: v.optional(v.picklist(levels), 'info'),
@@ -30,7 +34,16 @@ const EnvSchema = v.object({
   SVC_SHUTDOWN_GRACE_MS: v.optional(intFromEnv(0, 3_600_000), '10000'),
   SVC_JSON_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(1 << 20)),
   SVC_MULTIPART_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(10 << 20)),
-  SVC_CORS_ORIGINS: v.optional(v.string(), ''),
+  SVC_CORS_ORIGINS: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        (text) => text.split(',').map((s) => s.trim()).filter(Boolean).every((origin) => origin === '*' || ORIGIN.test(origin)),
+        'a comma-separated list of origins (https://app.example, http://localhost:5173) or *',
+      ),
+    ),
+    '',
+  ),
   SVC_ACCESS_TOKEN_TTL: v.optional(intFromEnv(60, 86_400 * 30), '3600'),
   SVC_RATE_LIMIT_APP: v.optional(rateFromEnv, '20000/40000'),
   SVC_RATE_LIMIT_USER_WRITES: v.optional(rateFromEnv, '10/30'),

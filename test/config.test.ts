@@ -38,6 +38,11 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ SVC_LOG_LEVEL: 'loud' }, /SVC_LOG_LEVEL/],
     [{ SVC_MAX_ACTORS: '0' }, /SVC_MAX_ACTORS/],
     [{ SVC_JSON_LIMIT: '1.5' }, /SVC_JSON_LIMIT/],
+    [{ SVC_PUBLIC_URL: 'ftp://files.example' }, /SVC_PUBLIC_URL: must be an http\(s\) URL/],
+    [{ SVC_CORS_ORIGINS: 'https://app.example, notanorigin' }, /SVC_CORS_ORIGINS/],
+    [{ SVC_CORS_ORIGINS: 'https://app.example/path' }, /SVC_CORS_ORIGINS/],
+    [{ SVC_RATE_LIMIT_APP: '5/0' }, /SVC_RATE_LIMIT_APP: a limit needs a rate above 0 and a burst of at least 1/],
+    [{ SVC_RATE_LIMIT_HUB_IP: '0/3' }, /SVC_RATE_LIMIT_HUB_IP/],
   ];
   for (const [env, message] of cases) {
     const error = errorOf(() => loadConfig(env));
@@ -45,4 +50,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     t.match((error as Error).message, message);
   }
   t.throws(() => loadConfig({ PORT: 'x', SVC_BRAND: 'A' }), { message: /PORT[\s\S]*SVC_BRAND/ }, 'every problem is listed');
+  t.same(loadConfig({ SVC_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).corsOrigins, ['https://app.example', 'http://localhost:5173']);
+  t.same(loadConfig({ SVC_CORS_ORIGINS: '*' }).corsOrigins, ['*']);
+  t.same(loadConfig({ SVC_RATE_LIMIT_APP: '0' }).rateLimits.app, { perSecond: 0, burst: 0 });
 });

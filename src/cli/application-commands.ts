@@ -23,7 +23,7 @@ export const appCreate: Command = {
   async run({ options, config, ...io }) {
     const schema = typeof options.schema === 'string' ? await readJsonFile(options.schema) : undefined;
     const input = parseInput(CreateAppSchema, { name: options.name, schema });
-    const app = await withServices(config, (deps) => deps.apps.create(input.name, input.schema));
+    const app = await withServices(config, (deps) => deps.apps.create(input.name, input.schema), { create: true });
     io.print(asJson(app));
   },
 };

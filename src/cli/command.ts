@@ -35,4 +35,7 @@ export interface Command {
 /** A mistake in how the command was called: answered with the usage, exit code 2. */
 export class UsageError extends Error {}
 
+/** A command that cannot be carried out as asked (no data dir where one was named): its message, exit code 1. */
+export class CommandError extends Error {}
+
 export const asJson = (value: unknown) => JSON.stringify(value, null, 2);

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Env } from '../config.js';
 import { ApiError } from '../lib/errors.js';
 import { BackupError } from '../storage/backup.js';
-import { UsageError, type CliIo, type Command } from './command.js';
+import { CommandError, UsageError, type CliIo, type Command } from './command.js';
 import { commands } from './commands.js';
 
 /** The command named by the longest matching run of leading words (`app create`, `backup`). */
@@ -53,11 +53,12 @@ export async function runCli(argv: string[], env: Env, io: CliIo): Promise<numbe
       io.note(`error: ${error.message}${details}`);
       return 1;
     }
-    if (error instanceof ConfigError || error instanceof BackupError) {
+    if (error instanceof ConfigError || error instanceof BackupError || error instanceof CommandError) {
       io.note(`error: ${error.message}`);
       return 1;
     }
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    const { code } = error as { code?: unknown };
+    if (error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
       io.note(`error: ${(error as Error).message}\nusage: npm run svc -- ${name} ${command.usage}`);
       return 2;
     }

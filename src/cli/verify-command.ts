@@ -1,4 +1,4 @@
-import { asJson, type Command } from './command.js';
+import { asJson, CommandError, type Command } from './command.js';
 import { withServices } from './services.js';
 import { verifyStore } from '../verify/invariants.js';
 import { allInvariants } from '../verify/all.js';
@@ -9,6 +9,6 @@ export const verify: Command = {
   async run({ config, ...io }) {
     const report = await withServices(config, (deps) => verifyStore(deps, allInvariants));
     io.print(asJson(report));
-    if (report.problems.length > 0) throw new Error(`${report.problems.length} problem(s) found`);
+    if (report.problems.length > 0) throw new CommandError(`${report.problems.length} problem(s) found`);
   },
 };

@@ -53,6 +53,19 @@ t.test('bad calls fail with a clear message and change nothing', async (t) => {
   const help = await cli('help');
   t.equal(help.code, 0);
   t.match(help.stdout, /app create --name N/);
+
+  const mistyped = join(dir, 'no-such-data');
+  for (const args of [['app', 'list'], ['verify'], ['credential', 'list', '--app', 'app_x'], ['keys', 'rotate']]) {
+    const result = await runCli(args, { dataDir: mistyped });
+    t.equal(result.code, 1, `${args.join(' ')} on a data dir that is not there`);
+    t.match(result.stderr, /holds no data \(check SVC_DATA_DIR\)/);
+    t.notMatch(result.stderr, /\n\s+at /, 'a message, not a stack trace');
+  }
+  t.notOk(existsSync(mistyped), 'and none is made');
+  const unwritable = await cli('backup', join(dir, 'no-such-dir', 'x.mdb'));
+  t.equal(unwritable.code, 1);
+  t.match(unwritable.stderr, /^error: /);
+  t.notMatch(unwritable.stderr, /\n\s+at /);
 });
 
 t.test('credentials made and revoked by the CLI count at once in a running server', async (t) => {
