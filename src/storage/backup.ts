@@ -28,7 +28,9 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
   const store = openStore(dataDir);
   try {
     await store.root.backup(staging, true);
+    await syncToDisk(join(staging, DATA_FILE));
     await rename(join(staging, DATA_FILE), file);
+    await syncToDisk(dirname(file));
   } finally {
     await store.close();
     await rm(staging, { recursive: true, force: true });
@@ -42,7 +44,7 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
  */
 export async function restoreDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
   const source = await stat(file).catch(() => undefined);
-  if (!source?.isFile() || !(await hasLmdbMagic(file))) throw new BackupError(`${file} is not an LMDB backup file`);
+  if (!source?.isFile() || !(await isWholeLmdbFile(file))) throw new BackupError(`${file} is not a whole LMDB backup file (cut short, or not LMDB at all)`);
   const server = servingProcess(dataDir);
   if (server !== undefined) throw new BackupError(`${dataDir} is served by process ${server}; stop the server first`);
   if (!options.force && (await visibleEntries(dataDir)).length > 0) {
@@ -53,23 +55,56 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   try {
     await mkdir(staging, { recursive: true });
     await copyFile(file, join(staging, DATA_FILE));
+    await syncToDisk(join(staging, DATA_FILE));
     await checkBackup(staging, file);
     await rm(join(dataDir, LOCK_FILE), { force: true });
     await rename(join(staging, DATA_FILE), join(dataDir, DATA_FILE));
+    await syncToDisk(dataDir);
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
 }
 
-/** LMDB's meta page magic, checked first because LMDB itself crashes the process on a foreign file. */
+/**
+ * Where the fields of an LMDB meta page lie, in the LMDB build lmdb-js ships (its pages open with a
+ * 24-byte header). The file starts with two meta pages; the one with the higher transaction ID is
+ * current.
+ */
+const META = { magic: 24, pageSize: 48, lastPage: 144, txnId: 152, end: 160 } as const;
 const LMDB_MAGIC = 0xbeefc0de;
-const MAGIC_OFFSET = 24;
 
-async function hasLmdbMagic(file: string): Promise<boolean> {
+/**
+ * Whether `file` is an LMDB file that holds every page its current meta page names. Checked before
+ * LMDB opens it: LMDB maps the file and dies of SIGBUS on a page past its end (a cut-short copy), or
+ * crashes on a foreign file.
+ */
+async function isWholeLmdbFile(file: string): Promise<boolean> {
   const handle = await open(file, 'r');
   try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(MAGIC_OFFSET + 4), 0, MAGIC_OFFSET + 4, 0);
-    return bytesRead === MAGIC_OFFSET + 4 && buffer.readUInt32LE(MAGIC_OFFSET) === LMDB_MAGIC;
+    const { size } = await handle.stat();
+    const metaAt = async (offset: number) => {
+      const { buffer, bytesRead } = await handle.read(Buffer.alloc(META.end), 0, META.end, offset);
+      if (bytesRead < META.end || buffer.readUInt32LE(META.magic) !== LMDB_MAGIC) return undefined;
+      return { pageSize: buffer.readUInt32LE(META.pageSize), lastPage: buffer.readBigUInt64LE(META.lastPage), txnId: buffer.readBigUInt64LE(META.txnId) };
+    };
+    const first = await metaAt(0);
+    if (!first || first.pageSize < 512 || first.pageSize > 65536) return false;
+    const second = await metaAt(first.pageSize);
+    const current = second && second.txnId > first.txnId ? second : first;
+    return BigInt(size) >= (current.lastPage + 1n) * BigInt(first.pageSize);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Flushes a file, or a directory's entries (a rename), to disk: "FILE is either absent or complete"
+ * must hold across a power cut too, not only a crash of this process.
+ */
+async function syncToDisk(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
   } finally {
     await handle.close();
   }

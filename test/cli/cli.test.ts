@@ -1,5 +1,5 @@
 import t from 'tap';
-import { writeFileSync, readdirSync, existsSync } from 'node:fs';
+import { writeFileSync, readdirSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from '../helpers/child.js';
 import { startServer } from '../helpers/server.js';
@@ -144,8 +144,15 @@ t.test('backup while a server runs, restore into an empty dir, and the credentia
 
   const garbage = await runCli(['restore', join(dir, 'garbage.mdb')], { dataDir: join(dir, 'other') });
   t.equal(garbage.code, 1);
-  t.match(garbage.stderr, /not an LMDB backup/);
+  t.match(garbage.stderr, /not a whole LMDB backup file/);
   t.notOk(existsSync(join(dir, 'other', 'data.mdb')));
+  const cut = join(dir, 'cut.mdb');
+  writeFileSync(cut, readFileSync(file).subarray(0, Math.floor(statSync(file).size / 2)));
+  const truncated = await runCli(['restore', cut], { dataDir: join(dir, 'other') });
+  t.equal(truncated.code, 1, 'a backup cut short is refused, not mapped (LMDB would die of SIGBUS)');
+  t.match(truncated.stderr, /not a whole LMDB backup file \(cut short/);
+  t.notOk(existsSync(join(dir, 'other', 'data.mdb')));
+  t.notOk(existsSync(join(dir, 'other')), 'nothing was made');
   const absent = await runCli(['restore', join(dir, 'absent.mdb')], { dataDir: join(dir, 'other') });
   t.equal(absent.code, 1);
   const nothing = await runCli(['backup', join(dir, 'empty.mdb')], { dataDir: join(dir, 'empty') });
