@@ -129,6 +129,8 @@ function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
   if (!raw.includes(`--${boundary}--`)) throw malformedMultipart('the body has no closing boundary: it was cut short or is not multipart');
   const parts = uws.getParts(raw, contentType);
   if (!parts) throw malformedMultipart('malformed multipart/form-data body');
+  // uWS skips a part without headers; each delimiter but the closing one opens a part.
+  if (parts.length !== occurrences(raw, `--${boundary}`) - 1) throw malformedMultipart('every part needs its headers (a Content-Disposition naming it)');
   const fields: Record<string, string> = {};
   const files: Record<string, FilePart> = {};
   for (const part of parts) {
@@ -145,4 +147,10 @@ function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
     }
   }
   return { kind: 'multipart', fields, files };
+}
+
+function occurrences(bytes: Buffer, text: string): number {
+  let count = 0;
+  for (let at = bytes.indexOf(text); at >= 0; at = bytes.indexOf(text, at + text.length)) count++;
+  return count;
 }

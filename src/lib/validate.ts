@@ -16,7 +16,8 @@ const SHOWN_KEY_LENGTH = 64;
 function issuePath(issue: v.BaseIssue<unknown>): string {
   let path = '';
   for (const { key } of issue.path ?? []) {
-    const name = String(key).length > SHOWN_KEY_LENGTH ? `${String(key).slice(0, SHOWN_KEY_LENGTH)}…` : String(key);
+    const text = String(key);
+    const name = text === '' ? '""' : text.length > SHOWN_KEY_LENGTH ? `${text.slice(0, SHOWN_KEY_LENGTH)}…` : text;
     if (typeof key === 'number') path += `[${key}]`;
     else path += path === '' ? name : `.${name}`;
   }

@@ -121,6 +121,7 @@ t.test('a multipart body must arrive whole, name every part once, and carry UTF-
     ['garbage', 'garbage'],
     ['cut short', part('a', '1')],
     ['a part without a name', '--XX\r\nContent-Disposition: form-data\r\n\r\nx\r\n--XX--\r\n'],
+    ['a part without headers', `${part('a', '1')}--XX\r\nfoo\r\n--XX--\r\n`],
   ] as const) {
     const res = await put(body);
     t.equal(res.status, 400, label);

@@ -284,6 +284,8 @@ t.test('writes refuse query parameters they do not take, and change nothing', as
   const remove = await server.request('DELETE', `${path}?x=1`, { app: server.app });
   t.equal(remove.status, 400);
   t.same(remove.body.field_errors, { x: ['is not a known field'] });
+  const emptyName = await server.request('DELETE', `${path}?=1`, { app: server.app });
+  t.same(emptyName.body.field_errors, { '""': ['is not a known field'] }, 'a nameless parameter is named as such, not blamed on the body');
   const state = await server.request('POST', `/applications/${server.app.id}/users/q1/state?x=1`, { app: server.app, body: { state: 'disabled' } });
   t.equal(state.status, 400);
   const after = await server.request('GET', path, { app: server.app });
