@@ -29,7 +29,8 @@ export function rawRequest(port: number, head: string, body: Buffer = Buffer.all
         const i = line.indexOf(':');
         headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
       }
-      const length = Number(headers['content-length'] ?? 0);
+      // An answer to HEAD has no body, whatever length it announces (RFC 9110 §9.3.2).
+      const length = head.startsWith('HEAD ') ? 0 : Number(headers['content-length'] ?? 0);
       if (data.length - end - 4 < length) return final ? fail('connection closed mid-body') : undefined;
       clearTimeout(timer);
       socket.destroy();
