@@ -77,7 +77,6 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return undefined;
   }
 
-
   function send(ctx: RequestContext, reply: Reply, record: RequestRecorder | undefined): void {
     inFlight--;
     if (ctx.aborted) return finishDrain();
@@ -112,7 +111,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         if (close) res.writeHeader('connection', 'close');
         res.endWithoutBody();
       } else if (ctx.method === 'HEAD') {
-        // uWS reads nothing more on a connection after a HEAD answer: the connection ends with it.
+        // uWS reads nothing more on a connection after a HEAD answer: the client is told to close it.
         res.endWithoutBody(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength, true);
       } else res.end(payload, close);
     });
