@@ -51,7 +51,9 @@ export async function startService(options: ServiceStart): Promise<ServiceProces
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), MAIN], {
     env: {
       ...process.env,
-      SVC_LOG_LEVEL: 'warn',
+      // info: the service logs nothing per request at info, and its `listening` line says the first
+      // start's credentials are printed.
+      SVC_LOG_LEVEL: 'info',
       ...options.env,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -78,6 +80,11 @@ export async function startService(options: ServiceStart): Promise<ServiceProces
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
   const coldStartMs = performance.now() - startedAt;
+  // A first start prints the default credentials once it listens, just before its `listening` line.
+  while (!stdout.includes('"msg":"listening"')) {
+    if (gone) throw new Error(`the service exited before it logged listening:\n${stdout}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
   return {
     child,
     pid: child.pid!,

@@ -11,6 +11,9 @@ async function main(): Promise<void> {
   mkdirSync(config.dataDir, { recursive: true });
   const release = claimDataDir(config.dataDir);
   const deps = await openServices(config);
+  const server = createApp(deps);
+  const port = await server.listen(config.host, config.port);
+  // Only once listening: a start that fails on its port must not use up the one showing of the secret.
   const created = await ensureDefaultApplication(deps.apps);
   if (created) {
     // Printed once, to the terminal only: the secret is never logged or stored in clear.
@@ -24,8 +27,6 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   }
-  const server = createApp(deps);
-  const port = await server.listen(config.host, config.port);
   deps.logger.info({ host: config.host, port, dataDir: config.dataDir }, 'listening');
 
   let stopping = false;
