@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { validationError, type FieldErrors } from '../lib/errors.js';
 import { parseInput } from '../lib/validate.js';
 import type { SortOrder } from '../storage/paging.js';
 
@@ -21,13 +20,6 @@ const ONCE = 'must be given once';
 
 /** The paging parameters `pageQueryParser` reads. */
 export const PAGE_PARAMS: ReadonlySet<string> = new Set(['page_size', 'after', 'sort']);
-
-/** 400 naming every parameter of `query` besides the paging ones, for a list that takes no filters. */
-export function refuseOtherParams(query: URLSearchParams): void {
-  const unknown: FieldErrors = {};
-  for (const name of query.keys()) if (!PAGE_PARAMS.has(name)) unknown[name] = ['is not a known field'];
-  if (Object.keys(unknown).length > 0) throw validationError(unknown);
-}
 
 /**
  * Builds the parser of `page_size`, `after` and `sort`: out-of-range or malformed values answer 400

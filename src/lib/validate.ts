@@ -58,9 +58,28 @@ export function parseJsonBody<S extends v.GenericSchema>(ctx: RequestContext, sc
   return parseInput(schema, body.kind === 'json' ? body.value : body.kind === 'form' ? body.fields : {});
 }
 
-const NO_FIELDS = v.strictObject({});
+/** Nothing at all: for a body or a query string that carries nothing, yet refuses what is given rather than ignore it. */
+export const NO_FIELDS = v.strictObject({});
 
 /** For a route whose body carries nothing: none, or `{}`; anything else is 400 rather than ignored. */
 export function expectNoFields(ctx: RequestContext): void {
   parseJsonBody(ctx, NO_FIELDS);
+}
+
+/**
+ * The query string as one value per name (a repeated name is a 400), checked against `schema`;
+ * names in `parsedElsewhere` are left to another parser.
+ */
+export function parseQuery<S extends v.GenericSchema>(
+  ctx: RequestContext,
+  schema: S,
+  parsedElsewhere: ReadonlySet<string> = new Set(),
+): v.InferOutput<S> {
+  const values: Record<string, string> = {};
+  for (const [name, value] of ctx.query()) {
+    if (parsedElsewhere.has(name)) continue;
+    if (Object.hasOwn(values, name)) throw validationError({ [name]: ['must be given once'] });
+    values[name] = value;
+  }
+  return parseInput(schema, values);
 }

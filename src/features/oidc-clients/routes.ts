@@ -1,8 +1,8 @@
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
-import { pageQueryParser, refuseOtherParams } from '../../http/page-query.js';
+import { PAGE_PARAMS, pageQueryParser } from '../../http/page-query.js';
 import { callerAppId } from '../../auth/platform-auth.js';
-import { parseJsonBody } from '../../lib/validate.js';
+import { NO_FIELDS, parseJsonBody, parseQuery } from '../../lib/validate.js';
 import type { Deps } from '../../deps.js';
 import { CLIENT_ID_PATTERN, ClientBodySchema, CredentialBodySchema } from './schemas.js';
 import { OidcClientService } from './service.js';
@@ -25,7 +25,7 @@ export function oidcClientRoutes(deps: Deps): Route[] {
       path: base,
       before,
       handle(ctx) {
-        refuseOtherParams(ctx.query());
+        parseQuery(ctx, NO_FIELDS, PAGE_PARAMS);
         return ok(clients.list(callerAppId(ctx.caller), parsePage(ctx.query())));
       },
     },

@@ -1,5 +1,5 @@
 import { forbidden, notFound } from '../../lib/errors.js';
-import { parseJsonBody } from '../../lib/validate.js';
+import { NO_FIELDS, parseJsonBody, parseQuery } from '../../lib/validate.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import { callerUser } from '../../auth/bearer-auth.js';
@@ -10,7 +10,7 @@ import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';
 import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
-import { FieldQuerySchema, MetaBodySchema, NoQuerySchema, PROFILE_BODY_KINDS, UpsertQuerySchema, parseQuery } from './schemas.js';
+import { FieldQuerySchema, MetaBodySchema, PROFILE_BODY_KINDS, UpsertQuerySchema } from './schemas.js';
 
 /** The caller's own profile (SPEC "User profiles (user-facing)"), within the schema's user rights. */
 export function meProfileRoutes(deps: Deps, service: ProfileService, files: ProfileFiles): Route[] {
@@ -35,7 +35,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       handle(ctx) {
         const { appId, userId, view } = callerUser(ctx);
-        if (ctx.rawQuery !== '') parseQuery(ctx, NoQuerySchema);
+        if (ctx.rawQuery !== '') parseQuery(ctx, NO_FIELDS);
         return profileReply(profiles.meBytes(appId, userId, view), userId);
       },
     },
@@ -78,7 +78,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       async handle(ctx) {
         const { appId, userId } = callerUser(ctx);
-        parseQuery(ctx, NoQuerySchema);
+        parseQuery(ctx, NO_FIELDS);
         const body = parseJsonBody(ctx, MetaBodySchema);
         await service.promptPasskey(appId, userId, body.last_passkey_registration_prompt);
         return profile(appId, userId);

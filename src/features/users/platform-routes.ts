@@ -1,6 +1,6 @@
 import { forbidden, notFound, validationError } from '../../lib/errors.js';
 import { EXTERNAL_ID, newId } from '../../lib/ids.js';
-import { parseJsonBody } from '../../lib/validate.js';
+import { NO_FIELDS, parseJsonBody, parseQuery } from '../../lib/validate.js';
 import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
@@ -15,7 +15,6 @@ import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
 import {
   GENERATE_ID,
-  NoQuerySchema,
   PlatformFieldQuerySchema,
   ProfileQuerySchema,
   SAMPLE_ID,
@@ -23,7 +22,6 @@ import {
   UpsertQuerySchema,
   PROFILE_BODY_KINDS,
   parseListQuery,
-  parseQuery,
 } from './schemas.js';
 
 /** Profile endpoints for app credentials (SPEC "User profiles (platform)", ADDENDUM §3). */
@@ -96,7 +94,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       path: '/applications/:app/users/:user/data',
       before,
       async handle(ctx) {
-        parseQuery(ctx, NoQuerySchema);
+        parseQuery(ctx, NO_FIELDS);
         await service.remove(ctx.params.app, existingTarget(ctx));
         return noContent();
       },
@@ -106,7 +104,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       path: '/applications/:app/users/:user/state',
       before,
       async handle(ctx) {
-        parseQuery(ctx, NoQuerySchema);
+        parseQuery(ctx, NO_FIELDS);
         const { state } = parseJsonBody(ctx, StateBodySchema);
         await service.setState(ctx.params.app, existingTarget(ctx), state);
         return profile(ctx.params.app, ctx.params.user);

@@ -1,8 +1,7 @@
 import * as v from 'valibot';
 import { MAX_EMAIL_LENGTH } from './addresses.js';
-import { validationError } from '../../lib/errors.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
-import { parseInput } from '../../lib/validate.js';
+import { parseQuery } from '../../lib/validate.js';
 import type { RequestContext } from '../../http/context.js';
 import { PAGE_PARAMS, pageQueryParser, type PageQuery } from '../../http/page-query.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
@@ -53,8 +52,6 @@ export const ProfileQuerySchema = v.strictObject({ fields: v.optional(fieldsPara
 
 export const UpsertQuerySchema = v.strictObject({ update_integrations: v.optional(booleanParam, 'false') });
 
-/** Routes that take no query parameters still refuse them, so a typo is not silently ignored. */
-export const NoQuerySchema = v.strictObject({});
 
 const previewParam = v.optional(
   v.picklist(Object.keys(PREVIEW_SIZES) as PreviewSize[], `must be one of ${Object.keys(PREVIEW_SIZES).join(', ')}`),
@@ -76,24 +73,6 @@ export const MetaBodySchema = v.strictObject({
     v.transform((text) => new Date(text).toISOString()),
   ),
 });
-
-/**
- * The query string as one value per name (a repeated name is a 400), checked against `schema`;
- * names in `parsedElsewhere` are left to another parser.
- */
-export function parseQuery<S extends v.GenericSchema>(
-  ctx: RequestContext,
-  schema: S,
-  parsedElsewhere: ReadonlySet<string> = new Set(),
-): v.InferOutput<S> {
-  const values: Record<string, string> = {};
-  for (const [name, value] of ctx.query()) {
-    if (parsedElsewhere.has(name)) continue;
-    if (Object.hasOwn(values, name)) throw validationError({ [name]: ['must be given once'] });
-    values[name] = value;
-  }
-  return parseInput(schema, values);
-}
 
 /** The path's user ID for a write: `__uuid__`/`__default__` ask for a generated one. */
 export const GENERATE_ID = new Set(['__uuid__', '__default__']);
