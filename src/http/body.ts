@@ -66,7 +66,7 @@ export function parseBody(raw: Buffer, contentType: string | undefined, accepted
 }
 
 /** How deep JSON arrays and objects may nest in a body: deeper values are refused before anything walks them. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** JSON text (RFC 8259: UTF-8) parsed, or why it cannot be: malformed, not UTF-8, or nested past `MAX_JSON_DEPTH`. */
 export function readJsonText(raw: Buffer): { value: unknown } | { problem: string } {
@@ -100,7 +100,6 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
   }
   return false;
 }
-
 
 /** An `application/x-www-form-urlencoded` body; a name given twice is refused (RFC 6749 §3.2). */
 function parseForm(raw: Buffer): ParsedBody {

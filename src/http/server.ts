@@ -173,8 +173,12 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return route.handle(ctx);
   }
 
-  function makeContext(route: string, res: HttpResponse, req: HttpRequest, names: string[]): RequestContext {
-    return new HttpRequestContext(requestIdPrefix + (++requestCounter).toString(36), route, res, req, names);
+  /** The request's context; undefined when the request is framed two ways, and its connection cut off. */
+  function makeContext(route: string, res: HttpResponse, req: HttpRequest, names: string[]): RequestContext | undefined {
+    const ctx = new HttpRequestContext(requestIdPrefix + (++requestCounter).toString(36), route, res, req, names);
+    if (!framedTwice(ctx)) return ctx;
+    res.close();
+    return undefined;
   }
 
   function decodeParams(ctx: RequestContext): void {
@@ -205,7 +209,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const record = observe?.(routeName, method);
     return (res: HttpResponse, req: HttpRequest) => {
       const ctx = makeContext(routeName, res, req, names);
-      if (framedTwice(ctx)) return void res.close();
+      if (!ctx) return;
       inFlight++;
       if (debug) logger.debug({ requestId: ctx.id, route: routeName }, 'request started');
       let cancelBody: (() => void) | undefined;
@@ -241,7 +245,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const recordPreflight = observe?.('OPTIONS *', 'OPTIONS');
   app.options('/*', (res, req) => {
     const ctx = makeContext('OPTIONS *', res, req, []);
-    if (framedTwice(ctx)) return void res.close();
+    if (!ctx) return;
     inFlight++;
     res.onAborted(() => {
       ctx.aborted = true;
@@ -256,7 +260,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   app.any('/*', (res, req) => {
     const ctx = makeContext('fallback', res, req, []);
-    if (framedTwice(ctx)) return void res.close();
+    if (!ctx) return;
     inFlight++;
     res.onAborted(() => {
       ctx.aborted = true;
