@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { ensureDefaultApplication } from './features/applications/bootstrap.js';
 import { isUnobservedCommitFailure } from './storage/store.js';
 import { claimDataDir } from './storage/server-claim.js';
+import { failureText } from './lib/failure.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -52,10 +53,6 @@ process.on('unhandledRejection', (reason) => {
 });
 
 main().catch((error) => {
-  // What stops a start is the operator's to read (a bad value, a port in use, a read-only dir): the
-  // message, with the stack only at debug level.
-  const debug = ['debug', 'trace'].includes(process.env.SVC_LOG_LEVEL ?? '');
-  const message = error instanceof ConfigError ? error.message : `Cannot start: ${error?.message ?? String(error)}`;
-  process.stderr.write(`${debug && !(error instanceof ConfigError) && error?.stack ? error.stack : message}\n`);
+  process.stderr.write(`${error instanceof ConfigError ? error.message : failureText(error, 'Cannot start: ', process.env)}\n`);
   process.exit(1);
 });
