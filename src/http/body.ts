@@ -68,12 +68,18 @@ export function parseBody(raw: Buffer, contentType: string | undefined, accepted
 /** How deep JSON arrays and objects may nest in a body: deeper values are refused before anything walks them. */
 const MAX_JSON_DEPTH = 64;
 
-/** JSON text (RFC 8259: UTF-8) parsed, or why it cannot be: malformed, not UTF-8, or nested past `MAX_JSON_DEPTH`. */
-export function readJsonText(raw: Buffer): { value: unknown } | { problem: string } {
-  if (!isUtf8(raw)) return { problem: 'not UTF-8' };
+export type JsonRead = { value: unknown } | { problem: string };
+
+/** JSON text (RFC 8259: UTF-8) parsed, or why it cannot be: not UTF-8, or as `readJsonString` says. */
+export function readJsonText(raw: Buffer): JsonRead {
+  return isUtf8(raw) ? readJsonString(raw.toString('utf8')) : { problem: 'not UTF-8' };
+}
+
+/** JSON parsed from text already decoded, or why it cannot be: malformed, or nested past `MAX_JSON_DEPTH`. */
+export function readJsonString(text: string): JsonRead {
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(text);
   } catch (error) {
     return { problem: (error as Error).message };
   }

@@ -1,6 +1,6 @@
 import { addFieldError, type FieldErrors } from '../../lib/errors.js';
 import type { FilePart, ParsedBody } from '../../http/context.js';
-import { readJsonText } from '../../http/body.js';
+import { readJsonString, readJsonText, type JsonRead } from '../../http/body.js';
 import { isPlainObject } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from './profile-views.js';
@@ -34,11 +34,12 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema): Pr
     if (!isPlainObject(body.value)) throw updateFailed({ body: ['must be an object with data and/or attributes'] });
     shape = body.value;
   } else if (body.kind === 'multipart') {
-    const texts: Record<string, Buffer> = Object.fromEntries(Object.entries(body.fields).map(([name, text]) => [name, Buffer.from(text)]));
+    // Text parts arrive decoded (and checked as UTF-8) by the body reader.
+    const reads: Record<string, JsonRead> = Object.fromEntries(Object.entries(body.fields).map(([name, text]) => [name, readJsonString(text)]));
     for (const [name, part] of Object.entries(body.files)) {
       // Clients may label the JSON parts application/json, which reads as a file part.
       if (JSON_PARTS.has(name)) {
-        texts[name] = part.data;
+        reads[name] = readJsonText(part.data);
         continue;
       }
       const spec = fieldSpec(schema, name);
@@ -50,12 +51,11 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema): Pr
       if (typeof upload === 'string') complain(name, upload);
       else files[name] = upload;
     }
-    for (const [name, text] of Object.entries(texts)) {
+    for (const [name, read] of Object.entries(reads)) {
       if (!JSON_PARTS.has(name)) {
         complain(name, 'unknown part: expected data, attributes or a file part named after an image or file field');
         continue;
       }
-      const read = readJsonText(text);
       if ('problem' in read) complain(name, `must be JSON text: ${read.problem}`);
       else shape[name] = read.value;
     }
@@ -106,7 +106,7 @@ function typedText(text: string, spec: FieldSpec | undefined): unknown {
     case 'boolean':
       return text === 'true' ? true : text === 'false' ? false : text;
     case 'object': {
-      const read = readJsonText(Buffer.from(text));
+      const read = readJsonString(text);
       return 'value' in read ? read.value : text;
     }
     default:
