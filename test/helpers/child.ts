@@ -45,10 +45,21 @@ const DEFAULT_APP_LINE = /^\s+app (id|key|secret):\s+(\S+)$/gm;
  */
 export async function startChildServer(
   t: Tap,
-  options: { dataDir: string; env?: Record<string, string> },
+  options: {
+    dataDir: string;
+    env?: Record<string, string>;
+    /** The largest file the child may write (`ulimit -f`): a full disk, for this process alone. */
+    fileSizeLimitKiB?: number;
+  },
 ): Promise<ChildServer> {
   const build = await compiledService();
-  const child = spawn(process.execPath, [join(build, 'src', 'main.js')], {
+  const main = join(build, 'src', 'main.js');
+  const command: [string, string[]] =
+    options.fileSizeLimitKiB === undefined
+      ? [process.execPath, [main]]
+      : // POSIX sh counts `ulimit -f` in blocks of 512 bytes.
+        ['/bin/sh', ['-c', `ulimit -f ${options.fileSizeLimitKiB * 2} && exec "$0" "$1"`, process.execPath, main]];
+  const child = spawn(...command, {
     env: childEnv({ HOST: '127.0.0.1', PORT: '0', SVC_LOG_LEVEL: 'info', ...options.env, SVC_DATA_DIR: options.dataDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

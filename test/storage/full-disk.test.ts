@@ -1,0 +1,41 @@
+import t from 'tap';
+import { join } from 'node:path';
+import { startChildServer } from '../helpers/child.js';
+
+t.test('a full disk fails writes with 503 and nothing else: the server serves on, and every answered write is kept', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const server = await startChildServer(t, { dataDir, fileSizeLimitKiB: 4096 });
+  const app = server.defaultApp!;
+  const headers = { 'x-svc-app-key': app.key, 'x-svc-app-secret': app.secret, 'content-type': 'application/json' };
+  const profile = (user: string, url = server.url) => `${url}/applications/${app.id}/users/${user}/data`;
+  // Near the 64 KiB cap on a string value, so a few dozen writes fill the 4 MiB the file may grow to.
+  const put = (user: string) =>
+    fetch(profile(user), { method: 'PUT', headers, body: JSON.stringify({ data: { first_name: `${user}-${'x'.repeat(60_000)}` } }) });
+
+  const kept: string[] = [];
+  let full: Response | undefined;
+  for (let i = 0; i < 200 && !full; i++) {
+    const answer = await put(`u${i}`);
+    if (answer.status === 200) kept.push(`u${i}`);
+    else full = answer;
+  }
+  t.ok(kept.length > 0, `${kept.length} writes were answered before the disk was full`);
+  t.equal(full?.status, 503, 'the first write that does not fit answers 503');
+  t.match(await full!.json(), { statusCode: 503, code: 'E_UNAVAILABLE' });
+  t.equal(full!.headers.get('retry-after'), '1');
+
+  for (let i = 0; i < 5; i++) t.equal((await put(`late${i}`)).status, 503, 'further writes answer 503 too');
+  t.equal((await fetch(`${server.url}/health`)).status, 200, 'the process serves on');
+  const read = await fetch(profile(kept[0]), { headers });
+  t.equal(read.status, 200, 'reads go on');
+  t.equal((await read.json()).data.first_name.slice(0, kept[0].length + 1), `${kept[0]}-`);
+
+  server.child.kill('SIGKILL');
+  await server.exited;
+  const again = await startChildServer(t, { dataDir });
+  for (const user of [...kept, 'late0']) {
+    const answer = await fetch(profile(user, again.url), { headers });
+    if (user === 'late0') t.equal(answer.status, 404, 'a write answered 503 left nothing behind');
+    else t.equal(answer.status, 200, `${user}, answered 200, is there after kill -9 and a restart`);
+  }
+});
