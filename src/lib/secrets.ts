@@ -8,5 +8,16 @@ export function secretMatches(pepper: Buffer, secret: string, storedHash: Uint8A
   return candidate.length === storedHash.length && timingSafeEqual(candidate, storedHash);
 }
 
+/**
+ * Whether two secrets are equal, in time that does not depend on where they differ (ADDENDUM §1): for
+ * a secret compared with one already verified against its HMAC, without paying for the HMAC again.
+ */
+export function sameSecret(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}
+
 /** `sec_ab…wxyz`: enough to recognise a secret, never enough to use it. */
 export const maskSecret = (secret: string) => `${secret.slice(0, 6)}…${secret.slice(-4)}`;

@@ -9,6 +9,19 @@ export const isPlainObject = (value: unknown): value is Record<string, unknown> 
 export const jsonObject = <S extends v.GenericSchema>(schema: S, message = 'must be an object') =>
   v.pipe(v.custom<unknown>(isPlainObject, message), schema);
 
+/** Keys valibot's records and loose objects leave out of their output without an issue (its guard against prototype pollution). */
+const DROPPED_KEYS = ['__proto__', 'prototype', 'constructor'];
+
+/** `jsonObject` for a record or a loose object, which keep the keys given: one valibot would drop unsaid is refused instead. */
+export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must be an object') =>
+  jsonObject(
+    v.pipe(
+      v.custom<unknown>((object) => !DROPPED_KEYS.some((key) => Object.hasOwn(object as object, key)), `may not use ${DROPPED_KEYS.join(', ')} as keys`),
+      schema,
+    ),
+    message,
+  );
+
 /** How much of a key an error names: an unknown key can be anything the caller sent, a secret included. */
 const SHOWN_KEY_LENGTH = 64;
 

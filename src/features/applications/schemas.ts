@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { jsonObject } from '../../lib/validate.js';
+import { jsonObject, jsonRecord } from '../../lib/validate.js';
 
 export const FIELD_TYPES = ['string', 'number', 'boolean', 'object', 'image', 'file'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -23,7 +23,7 @@ export const AppSchemaSchema = jsonObject(
   v.strictObject({
     fields: v.optional(
       v.pipe(
-        jsonObject(v.record(v.pipe(v.string(), v.regex(FIELD_NAME, 'field names are letters, digits and _')), FieldSchema)),
+        jsonRecord(v.record(v.pipe(v.string(), v.regex(FIELD_NAME, 'field names are letters, digits and _')), FieldSchema)),
         v.check((fields) => Object.keys(fields).length <= 200, 'at most 200 fields'),
         v.check((fields) => !Object.hasOwn(fields, 'user_id'), 'user_id is implicit: read-only, never listed'),
         v.check(

@@ -1,7 +1,7 @@
 import { forbidden, notFound } from '../../lib/errors.js';
 import { newId, randomBase32, randomToken } from '../../lib/ids.js';
 import { isoDate, type Clock } from '../../lib/clock.js';
-import { hmacSecret, maskSecret, secretMatches } from '../../lib/secrets.js';
+import { hmacSecret, maskSecret, sameSecret, secretMatches } from '../../lib/secrets.js';
 import { decodeValue, type Store } from '../../storage/store.js';
 import { emptySchema, type AppSchema } from './schemas.js';
 
@@ -106,7 +106,10 @@ export class ApplicationStore {
     let next!: Application;
     // Read inside the write transaction: a concurrent update (another request, the CLI) is never lost.
     await this.store.commit(() => {
-      next = { ...this.require(appId), ...changes, updated_at: isoDate(this.clock.now()) };
+      const current = this.require(appId);
+      // Strictly later than the last: `/me` bodies are stamped with it and re-rendered when it moves.
+      const at = Math.max(this.clock.now(), Date.parse(current.updated_at) + 1);
+      next = { ...current, ...changes, updated_at: isoDate(at) };
       this.apps.put(appId, next);
     });
     return next;
@@ -157,7 +160,7 @@ export class ApplicationStore {
       return undefined;
     }
     const cached = this.verified.get(key);
-    if (cached && cached.secret === secret) return cached.appId;
+    if (cached && sameSecret(cached.secret, secret)) return cached.appId;
     const stored = this.credentials.get(key);
     if (!stored || !secretMatches(this.pepper, secret, stored.secret_hash)) return undefined;
     this.verified.set(key, { secret, appId: stored.app_id });

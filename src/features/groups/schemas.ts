@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { MAX_EMAIL_LENGTH } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
-import { jsonObject, parseInput } from '../../lib/validate.js';
+import { jsonObject, jsonRecord, parseInput } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 
@@ -11,7 +11,7 @@ const META_LIMIT = 16 * 1024;
 const Name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200));
 
 const Meta = v.pipe(
-  jsonObject(v.record(v.string(), v.unknown()), 'meta must be an object'),
+  jsonRecord(v.record(v.string(), v.unknown()), 'meta must be an object'),
   v.check((meta) => Buffer.byteLength(JSON.stringify(meta)) <= META_LIMIT, `meta must be at most ${META_LIMIT} bytes as JSON`),
 );
 

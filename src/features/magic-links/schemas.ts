@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { EXTERNAL_ID } from '../../lib/ids.js';
-import { jsonObject } from '../../lib/validate.js';
+import { jsonObject, jsonRecord } from '../../lib/validate.js';
 import { GENERATE_ID, SAMPLE_ID } from '../users/schemas.js';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -24,7 +24,7 @@ const VerificationType = v.picklist(['email', 'phone'], 'must be email or phone'
 
 /** Checked against the app schema by the route (as a platform profile write); `user_id` is top-level. */
 const ProfileData = v.pipe(
-  jsonObject(v.record(v.string(), v.unknown())),
+  jsonRecord(v.record(v.string(), v.unknown())),
   v.check((data) => !('user_id' in data), 'user_id is given at the top level, not in data'),
 );
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { jsonObject } from '../../lib/validate.js';
+import { jsonObject, jsonRecord } from '../../lib/validate.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 
 const DEFAULT_SCOPES: readonly string[] = Object.freeze(['openid', 'profile', 'email']);
@@ -46,7 +46,7 @@ const Scope = v.pipe(
 );
 
 /** SPEC "OIDC `config` fields" with ADDENDUM §6; any other key is kept as given. */
-export const OidcConfigSchema = jsonObject(
+export const OidcConfigSchema = jsonRecord(
   v.looseObject(
     {
       allowed_origins: v.optional(listOf(HttpUrl, 'URLs')),

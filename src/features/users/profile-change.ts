@@ -81,7 +81,12 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
   const mayWrite = (name: string, spec: FieldSpec | undefined) => writer === 'app' || spec?.user_writable === true;
   const mayRead = (spec: FieldSpec | undefined) => writer === 'app' || spec?.user_readable === true;
   const next: ProfileData = {};
-  for (const name in current) if (mode === 'merge' || !mayWrite(name, fieldSpec(schema, name))) next[name] = current[name];
+  // A replace keeps what the writer may not write, and what it cannot read: a user cannot be asked to
+  // send back a value it is never shown.
+  for (const name in current) {
+    const spec = fieldSpec(schema, name);
+    if (mode === 'merge' || !mayWrite(name, spec) || !mayRead(spec)) next[name] = current[name];
+  }
 
   for (const [name, value] of Object.entries(given ?? {})) {
     const spec = fieldSpec(schema, name);
@@ -93,14 +98,15 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
       complain(name, `field names are 1 to ${FIELD_NAME_LIMIT} characters, not __proto__`);
       continue;
     }
-    if (!spec && !schema.allow_unknown_fields) {
-      complain(name, 'unknown field: the application schema does not allow unknown fields');
-      continue;
-    }
     // An unchanged value is no write: a profile read and sent back as is passes. Only for fields the
     // writer can read: elsewhere the difference between "unchanged" and "refused" would tell the value.
     if (mayRead(spec) && (jsonEqual(value, current[name]) || (value === null && current[name] === undefined))) {
       if (current[name] !== undefined) next[name] = current[name];
+      continue;
+    }
+    // A field the schema no longer allows may still be removed, one by one.
+    if (!spec && !schema.allow_unknown_fields && value !== null) {
+      complain(name, 'unknown field: the application schema does not allow unknown fields');
       continue;
     }
     if (!mayWrite(name, spec)) {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
+import { validationError } from '../../lib/errors.js';
 import type { FilePart } from '../../http/context.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -90,11 +91,17 @@ export class ProfileFiles {
     const cached = this.previews.get(key);
     if (cached && cached.sha256 === file.sha256) return { bytes: cached.bytes, contentType: PREVIEW_TYPE };
     const edge = PREVIEW_SIZES[size];
-    const bytes = await sharp(file.bytes)
-      .rotate()
-      .resize(edge, edge, { fit: 'inside', withoutEnlargement: true })
-      .webp()
-      .toBuffer();
+    let bytes: Buffer;
+    try {
+      bytes = await sharp(file.bytes)
+        .rotate()
+        .resize(edge, edge, { fit: 'inside', withoutEnlargement: true })
+        .webp()
+        .toBuffer();
+    } catch {
+      // Uploads to an image field are checked; a file that was not (the field's type changed since) can be anything.
+      throw validationError({ preview: ['the stored file is not a readable image'] });
+    }
     await this.store.commit(() => {
       // Only while the file is still the one the preview was made from.
       if (this.read(appId, userId, field)?.sha256 === file.sha256) this.previews.put(key, { sha256: file.sha256, bytes });

@@ -44,7 +44,8 @@ export async function fieldReply(
     headers: {
       ...FILE_HEADERS,
       etag: `"${file.sha256}"`,
-      'content-disposition': spec!.type === 'image' ? 'inline' : 'attachment',
+      // By what the bytes were uploaded as, not only the field's type now: it may have changed since.
+      'content-disposition': spec!.type === 'image' && file.content_type.startsWith('image/') ? 'inline' : 'attachment',
     },
   };
 }

@@ -230,3 +230,23 @@ t.test('acknowledged profile and file writes are there after a restart on the sa
   });
   t.ok(Buffer.from(await bytes.arrayBuffer()).equals(image), 'the file as uploaded');
 });
+
+t.test('a file field turned into an image field: what was uploaded before is no image to preview or show inline', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f5/data`;
+  const page = Buffer.from('<html><script>alert(1)</script></html>');
+  const uploaded = await server.request('PUT', base, { app: server.app, rawBody: form({ contract: { bytes: page, type: 'text/html' } }) });
+  t.equal(uploaded.status, 200, uploaded.text);
+  await server.deps.apps.update(server.app.id, { schema: { ...schema, fields: { ...schema.fields, contract: { type: 'image' } } } });
+
+  for (const size of ['small', 'large']) {
+    const preview = await server.request('GET', `${base}/fields/contract?preview=${size}`, { app: server.app });
+    t.equal(preview.status, 400, preview.text);
+    t.same(preview.body.field_errors, { preview: ['the stored file is not a readable image'] });
+  }
+  const file = await fetch(`${server.url}${base}/fields/contract`, {
+    headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret },
+  });
+  t.equal(file.status, 200);
+  t.equal(file.headers.get('content-disposition'), 'attachment', 'bytes uploaded as text/html are never shown inline');
+});

@@ -210,3 +210,32 @@ t.test('a disabled user\'s token is refused with E_USER_DISABLED; a token of ano
   const wrongApp = await server.request('GET', `/me/applications/${other.id}/data`, { token });
   t.equal(wrongApp.status, 403);
 });
+
+t.test('a schema change shows in /me bodies at once, even two changes within one millisecond', async (t) => {
+  const clock = manualClock();
+  const server = await startServerWithSchema(t, schema, { clock });
+  const { token, me } = await userWithProfile(server);
+  const withTier = (user_readable: boolean) => ({ ...schema, fields: { ...schema.fields, tier: { type: 'string' as const, user_readable } } });
+  const first = await server.deps.apps.update(server.app.id, { schema: withTier(true) });
+  t.equal((await server.request('PATCH', me, { token, body: { data: { nickname: 'm' } } })).body.data.tier, 'gold');
+  // The clock has not moved: the stamp of the body just rendered must still differ from the next schema's.
+  const second = await server.deps.apps.update(server.app.id, { schema: withTier(false) });
+  t.ok(second.updated_at > first.updated_at, `${second.updated_at} is later than ${first.updated_at}`);
+  t.notOk('tier' in (await server.request('GET', me, { token })).body.data, 'the field the user may no longer read is gone');
+});
+
+t.test('a field the user may write but not read keeps its value when a PUT leaves it out', async (t) => {
+  const withPin = (required: boolean) => ({ fields: { ...schema.fields, pin: { type: 'string' as const, user_writable: true, required } }, allow_unknown_fields: true });
+  const server = await startServerWithSchema(t, withPin(false));
+  const { userId, token, me } = await userWithProfile(server);
+  await server.deps.apps.update(server.app.id, { schema: withPin(true) });
+  t.equal((await server.request('PATCH', me, { token, body: { data: { pin: '1234' } } })).status, 200, 'the user sets it');
+  const shown = (await server.request('GET', me, { token })).body;
+  t.notOk('pin' in shown.data, 'but is never shown it');
+  const echoed = await server.request('PUT', me, { token, body: { data: shown.data } });
+  t.equal(echoed.status, 200, `its profile sent back as read passes: ${echoed.text}`);
+  const platform = (userId: string) => server.request('GET', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app });
+  t.equal((await platform(userId)).body.data.pin, '1234', 'and keeps the value it could not see');
+  const removal = await server.request('PATCH', me, { token, body: { data: { pin: null } } });
+  t.same(removal.body.field_errors, { pin: ['is required'] }, 'a required one can be changed, not removed');
+});

@@ -315,3 +315,20 @@ t.test('concurrent merges of one user all land: writes take the user lock, none 
   t.equal(Object.keys(final.body.data).length, 26);
   t.equal(Object.keys(final.body.attributes).length, 25);
 });
+
+t.test('fields a schema stopped allowing: a profile read and sent back passes, and each may be removed with null', async (t) => {
+  const server = await startServerWithSchema(t, { ...schema, allow_unknown_fields: true });
+  const path = `/applications/${server.app.id}/users/stale/data`;
+  await server.request('PUT', path, { app: server.app, body: { data: { plan: 'pro', legacy: 'x', old_flag: true } } });
+  await server.deps.apps.update(server.app.id, { schema: { ...schema, allow_unknown_fields: false } });
+  const read = (await server.request('GET', path, { app: server.app })).body;
+  t.same(read.data, { plan: 'pro', legacy: 'x', old_flag: true, user_id: 'stale' });
+
+  const echoed = await server.request('PUT', path, { app: server.app, body: { data: read.data } });
+  t.equal(echoed.status, 200, echoed.text);
+  const removed = await server.request('PATCH', path, { app: server.app, body: { data: { legacy: null } } });
+  t.equal(removed.status, 200, removed.text);
+  t.same(removed.body.data, { plan: 'pro', old_flag: true, user_id: 'stale' });
+  const refused = await server.request('PATCH', path, { app: server.app, body: { data: { old_flag: false } } });
+  t.same(refused.body.field_errors, { old_flag: ['unknown field: the application schema does not allow unknown fields'] }, 'a new value is still refused');
+});
