@@ -4,7 +4,7 @@ import type { Caller, RequestContext } from '../http/context.js';
 import type { Clock } from '../lib/clock.js';
 import type { ProfileViews } from '../features/users/profile-views.js';
 import type { AccessClaims, AccessTokens } from './access-tokens.js';
-import { sessionRevoked } from './revocation.js';
+import { assertSessionHolds } from './revocation.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
 
@@ -22,12 +22,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
     }
     // Read from LMDB on every request, never cached: a sign-out or a disable counts on the very next one.
     const signedIn = profiles.signedInView(appId, claims.sub);
-    if (!signedIn) throw unauthorized('The user of this token no longer exists');
-    const { access } = signedIn;
-    if (access.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
-    if (sessionRevoked(access, claims.sid, claims.sessionStart)) {
-      throw unauthorized('The access token has been revoked', 'E_TOKEN_REVOKED');
-    }
+    assertSessionHolds(signedIn?.access, claims.sid, claims.sessionStart);
     ctx.caller = {
       kind: 'user',
       appId,
@@ -35,7 +30,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
       sessionId: claims.sid,
       tokenId: claims.jti,
       expiresAt: claims.exp * 1000,
-      view: signedIn.me,
+      view: signedIn!.me,
     };
   };
   return (ctx) => {

@@ -2,11 +2,11 @@ import { unauthorized } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 
 /** Who changes a group: a signed-in user (`/me`) with owner rights checked, or the application. */
-export type Acting = { kind: 'app'; appId: string } | { kind: 'user'; appId: string; userId: string };
+export type Acting = { kind: 'app'; appId: string } | { kind: 'user'; appId: string; userId: string; sessionId: string };
 
 export function actingOf(ctx: RequestContext): Acting {
   const caller = ctx.caller;
-  if (caller?.kind === 'user') return { kind: 'user', appId: caller.appId, userId: caller.userId };
+  if (caller?.kind === 'user') return { kind: 'user', appId: caller.appId, userId: caller.userId, sessionId: caller.sessionId };
   if (caller?.kind === 'app') return { kind: 'app', appId: caller.appId };
   throw unauthorized();
 }

@@ -1,6 +1,5 @@
 import { newId } from '../../lib/ids.js';
-import { unauthorized } from '../../lib/errors.js';
-import { USER_KIND, userKey, userLock } from '../users/directory.js';
+import { userLock } from '../users/directory.js';
 import type { GroupContext, GroupInput } from '../../../machines/group.machine.js';
 import { authorOf, partyOf, type Acting } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
@@ -25,9 +24,7 @@ export class GroupService {
     // A user's own lock too: its deletion must not miss the member it is becoming.
     const creator = acting.kind === 'user' ? [memberLock(appId, groupId, memberId), userLock(appId, acting.userId)] : [];
     return runHolding(this.core.runtime, [groupLock(appId, groupId), ...creator], (turn, hold) => {
-      if (acting.kind === 'user' && !turn.get(USER_KIND, userKey(appId, acting.userId))) {
-        throw unauthorized('The user of this token no longer exists');
-      }
+      if (acting.kind === 'user') this.core.users.requireCaller(turn, appId, acting);
       turn.create<GroupContext>(GROUP_KIND, groupKey(appId, groupId), {
         appId,
         id: groupId,

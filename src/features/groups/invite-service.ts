@@ -48,7 +48,7 @@ export class InviteService {
    * 409 `E_INVITE_EXISTS` while the user has a pending invite to the group, `E_MEMBER_EXISTS` if it
    * is an active member; a member record of another state is replaced by the invite's new one.
    */
-  async create(acting: Acting, groupId: string, request: InviteRequest): Promise<{ invite: InviteView; link: string }> {
+  async create(acting: Acting, groupId: string, request: InviteRequest): Promise<{ invite: InviteView; link: string | null }> {
     const { appId } = acting;
     const inviteId = newId('invite');
     const memberId = newId('member');
@@ -76,7 +76,9 @@ export class InviteService {
         memberId,
         by: authorOf(acting),
       });
-      const link = this.core.links.issue(turn, invite, request.ref);
+      // The link signs the invited user in: only the application, which may sign any of its users in,
+      // is handed one. An owner on `/me` holding it could take over the invited account.
+      const link = acting.kind === 'app' ? this.core.links.issue(turn, invite, request.ref) : null;
       edit.finish();
       return { invite, link };
     });

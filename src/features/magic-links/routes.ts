@@ -108,17 +108,19 @@ export function magicLinkRoutes(deps: Deps): Route[] {
       path: '/me/auth/magic',
       before: [deps.requireUser],
       async handle(ctx) {
-        const { appId, userId } = callerUser(ctx);
+        const caller = callerUser(ctx);
+        const { appId, userId } = caller;
         const body = parseJsonBody(ctx, MeMagicSchema);
-        const { link } = await runtime.run([userLock(appId, userId)], (turn) =>
-          magicLinks.create(turn, {
+        const { link } = await runtime.run([userLock(appId, userId)], (turn) => {
+          deps.users.requireCaller(turn, appId, caller);
+          return magicLinks.create(turn, {
             appId,
             userId,
             expiresAt: turn.now + body.expiration,
             redirectUrl: body.redirect_url,
             purpose: { kind: 'sign_in' },
-          }),
-        );
+          });
+        });
         return ok({ link, app_user_id: userId });
       },
     },

@@ -1,4 +1,5 @@
 import { notFound } from '../../lib/errors.js';
+import { assertSessionHolds, sessionMarksOf, type SessionOf } from '../../auth/revocation.js';
 import { newId } from '../../lib/ids.js';
 import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -75,6 +76,17 @@ export class UserDirectory {
     this.reindex(turn, undefined, user);
     turn.count(userCountKey(input.appId), 1);
     return user;
+  }
+
+  /**
+   * The caller's user, for a `/me` turn that holds its lock: `requireUser`'s checks again, since the
+   * user may have been deleted (and re-created under its ID), disabled or signed out while the request
+   * waited for the lock. 401 as from `requireUser`.
+   */
+  requireCaller(turn: Turn, appId: string, caller: SessionOf): UserView {
+    const user = turn.get<UserContext>(USER_KIND, userKey(appId, caller.userId));
+    assertSessionHolds(user && { state: user.state, ...sessionMarksOf(user.context) }, caller.sessionId);
+    return user!;
   }
 
   /** Sends one event to a user; indexes and views follow. 404 for an unknown user. */

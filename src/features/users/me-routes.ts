@@ -20,11 +20,12 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
   const profile = (appId: string, userId: string) => profileReply(profiles.meBytes(appId, userId), userId);
 
   const write = (mode: ChangeMode) => async (ctx: RequestContext) => {
-    const { appId, userId } = callerUser(ctx);
+    const caller = callerUser(ctx);
+    const { appId, userId } = caller;
     parseQuery(ctx, UpsertQuerySchema);
     const { schema } = apps.require(appId);
     const change = await readProfileChange(ctx.body, schema);
-    await service.write(appId, userId, change, { schema, writer: 'user', mode });
+    await service.write(appId, userId, change, { schema, writer: 'user', mode, caller });
     return profile(appId, userId);
   };
 
@@ -62,13 +63,14 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       body: PROFILE_BODY_KINDS,
       async handle(ctx) {
-        const { appId, userId } = callerUser(ctx);
+        const caller = callerUser(ctx);
+        const { appId, userId } = caller;
         const { field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);
         const { schema } = apps.require(appId);
         // A field outside the schema is refused by the change rules, as it is in a PATCH.
         const change = await readFieldChange(ctx.body, field, fieldSpec(schema, field));
-        await service.write(appId, userId, change, { schema, writer: 'user', mode: 'merge' });
+        await service.write(appId, userId, change, { schema, writer: 'user', mode: 'merge', caller });
         return profile(appId, userId);
       },
     },
@@ -77,11 +79,11 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       path: '/me/meta',
       before,
       async handle(ctx) {
-        const { appId, userId } = callerUser(ctx);
+        const caller = callerUser(ctx);
         parseQuery(ctx, NO_FIELDS);
         const body = parseJsonBody(ctx, MetaBodySchema);
-        await service.promptPasskey(appId, userId, body.last_passkey_registration_prompt);
-        return profile(appId, userId);
+        await service.promptPasskey(caller.appId, caller, body.last_passkey_registration_prompt);
+        return profile(caller.appId, caller.userId);
       },
     },
   ];

@@ -6,6 +6,7 @@ import { USER_KIND, userKey, userLock } from './directory.js';
 import { applyProfileChange, checkRequiredFields, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
 import type { AppSchema } from '../applications/schemas.js';
+import type { SessionOf } from '../../auth/revocation.js';
 import { runRemovingUser } from '../groups/user-removal.js';
 
 export type UserState = 'enabled' | 'disabled';
@@ -25,13 +26,13 @@ export class ProfileService {
     appId: string,
     userId: string,
     change: ProfileChange,
-    options: { schema: AppSchema; writer: Writer; mode: ChangeMode; create?: boolean },
+    options: { schema: AppSchema; writer: Writer; mode: ChangeMode; create?: boolean; caller?: SessionOf },
   ): Promise<void> {
     const { users, runtime, config } = this.deps;
     const { schema, writer, mode } = options;
     const rules = { schema, writer, mode, userId, reservedNamespace: config.names.reservedNamespace };
     await runtime.run([userLock(appId, userId)], (turn) => {
-      const current = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+      const current = options.caller ? users.requireCaller(turn, appId, options.caller) : turn.get<UserContext>(USER_KIND, userKey(appId, userId));
       if (!current && !options.create) throw notFound('user', userId);
       const before = current?.context ?? { data: {}, attributes: {} };
       const next = applyProfileChange(before, change, rules);
@@ -72,10 +73,12 @@ export class ProfileService {
     });
   }
 
-  async promptPasskey(appId: string, userId: string, prompted: string): Promise<void> {
+  async promptPasskey(appId: string, caller: SessionOf, prompted: string): Promise<void> {
     const { users, runtime } = this.deps;
-    await runtime.run([userLock(appId, userId)], (turn) =>
-      users.change(turn, appId, userId, { type: 'user.promptPasskey', prompted, at: turn.now }),
-    );
+    const { userId } = caller;
+    await runtime.run([userLock(appId, userId)], (turn) => {
+      users.requireCaller(turn, appId, caller);
+      users.change(turn, appId, userId, { type: 'user.promptPasskey', prompted, at: turn.now });
+    });
   }
 }

@@ -19,7 +19,7 @@ t.test('the invite story through the link: sign in and accept in one commit', as
   const api = platform(server);
   const ada = await person(server, 'ada@example.com');
   const { group } = await groupOf(server, ada);
-  const made = await as(server, ada).post(`/me/groups/${group.id}/invites`, { email: 'new@example.com', roles: ['editor'] });
+  const made = await api.post(`/groups/${group.id}/invites`, { email: 'new@example.com', roles: ['editor'] });
   t.equal(made.status, 200);
   const { link, invitation } = made.body;
   t.match(link, new RegExp(`^${server.deps.config.publicUrl}/hub/auth/magic/[A-Za-z0-9_-]{43}$`), 'a single-use magic link');
@@ -175,4 +175,19 @@ t.test('a group link handler whose locks miss one its redemption holds fails lou
     'a redemption that never asked for the locks',
   );
   t.equal(storeDigest(server.deps.store), before);
+});
+
+t.test('an invite made on /me comes without a link: its holder could sign in as the invited user', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const made = await as(server, ada).post(`/me/groups/${group.id}/invites`, { user_id: bob.userId, roles: [] });
+  t.equal(made.status, 200);
+  t.equal(made.body.link, null);
+  t.equal(made.body.invitation.state, 'pending');
+  t.same([...server.deps.store.db('invite_links').getKeys({})], [], 'no link was made');
+  const accepted = await as(server, bob).post(`/me/groups/${group.id}/invites/${made.body.invitation.id}/accept`);
+  t.equal(accepted.status, 200, 'the invited user accepts on /me, signed in its own way');
+  t.equal(accepted.body.member.state, 'active');
 });

@@ -320,7 +320,7 @@ t.test('fields a schema stopped allowing: a profile read and sent back passes, a
   const server = await startServerWithSchema(t, { ...schema, allow_unknown_fields: true });
   const path = `/applications/${server.app.id}/users/stale/data`;
   await server.request('PUT', path, { app: server.app, body: { data: { plan: 'pro', legacy: 'x', old_flag: true } } });
-  await server.deps.apps.update(server.app.id, { schema: { ...schema, allow_unknown_fields: false } });
+  await server.deps.apps.update(server.app.id, { schema: { fields: schema.fields!, allow_unknown_fields: false } });
   const read = (await server.request('GET', path, { app: server.app })).body;
   t.same(read.data, { plan: 'pro', legacy: 'x', old_flag: true, user_id: 'stale' });
 

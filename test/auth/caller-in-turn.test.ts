@@ -1,0 +1,59 @@
+import t from 'tap';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { tokenFor } from '../helpers/tokens.js';
+import { manualClock } from '../../src/lib/clock.js';
+import { userLock } from '../../src/features/users/directory.js';
+import type { KeyLocks } from '../../src/runtime/locks.js';
+
+/**
+ * A `/me` request is authenticated before its turn waits for the user's lock. Holding that lock, the
+ * test queues the user's deletion and its re-creation under the same ID ahead of the request: the
+ * old token must not act on the new user once the turn runs.
+ */
+async function behindRecreation(t: { equal(found: unknown, wanted: unknown): void }, server: TestServer, clock: ReturnType<typeof manualClock>, mine: (token: string) => Promise<Response>) {
+  const { userId, token } = await tokenFor(server, { user_id: 'reborn' });
+  const locks = (server.deps.runtime as unknown as { locks: KeyLocks }).locks;
+  const release = await locks.acquire([userLock(server.app.id, userId)]);
+  const platform = (method: string, body?: object) =>
+    fetch(`${server.url}/applications/${server.app.id}/users/${userId}/data`, {
+      method,
+      headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret, 'content-type': 'application/json' },
+      body: body && JSON.stringify(body),
+    });
+  clock.advance(1000);
+  const deleted = platform('DELETE');
+  await sleep(50);
+  const recreated = platform('PUT', { data: { first_name: 'New' } });
+  await sleep(50);
+  const acted = mine(token);
+  await sleep(50);
+  release();
+  t.equal((await deleted).status, 204);
+  t.equal((await recreated).status, 200);
+  return { userId, answer: await acted };
+}
+
+t.test('a /me write that waited for its user does not land on the user re-created under that ID', async (t) => {
+  const clock = manualClock(Date.now());
+  const server = await startServer(t, { clock });
+  const me = (token: string, method: string, path: string, body: object) =>
+    fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const writes: Array<[string, string, object]> = [
+    ['PATCH', `/me/applications/${server.app.id}/data`, { data: { last_name: 'Old' } }],
+    ['PUT', `/me/applications/${server.app.id}/data/fields/last_name`, { value: 'Old' }],
+    ['PUT', '/me/meta', { last_passkey_registration_prompt: new Date(clock.now()).toISOString() }],
+    ['POST', '/me/auth/magic', {}],
+    ['POST', '/me/groups', { name: 'not theirs' }],
+  ];
+  for (const [method, path, body] of writes) {
+    const { userId, answer } = await behindRecreation(t, server, clock, (token) => me(token, method, path, body));
+    t.equal(answer.status, 401, `${method} ${path}`);
+    t.equal((await answer.json()).code, 'E_TOKEN_REVOKED');
+    const reborn = server.deps.users.require(server.app.id, userId).context;
+    t.same(reborn.data, { first_name: 'New', user_id: userId }, 'the new user is as the app made it');
+    t.equal(reborn.meta.last_passkey_registration_prompt, undefined);
+    t.equal((await server.request('GET', `/applications/${server.app.id}/groups`, { app: server.app })).body.total_results, 0, 'no group');
+    await server.request('DELETE', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app });
+  }
+});
