@@ -18,6 +18,9 @@ export function runRemovingUser<T>(
   body: (turn: Turn) => T,
 ): Promise<T> {
   return runHolding(core.runtime, [...locks, ...removalLocks(core, appId, userId)], (turn, hold) => {
+    // Memberships made while this turn queued are named all at once, so the next attempt catches up
+    // with every one of them (the edits below would learn them one attempt at a time).
+    hold(removalLocks(core, appId, userId));
     for (const groupId of core.memberships.groupIdsOf(appId, userId)) {
       const edit = new GroupEdit(core, turn, hold, appId, groupId);
       const member = edit.memberOfUser(userId);
@@ -30,8 +33,8 @@ export function runRemovingUser<T>(
 
 /**
  * The locks of taking the user out of its groups, read from what is committed: each group's, its
- * member's and that member's pending invite's. Named up front because `runHolding` learns of a
- * missing lock one attempt at a time, and a user in many groups needs many.
+ * member's and that member's pending invite's. Named as a whole because `runHolding` learns of a
+ * missing lock one `hold` at a time, and a user in many groups needs many.
  */
 function removalLocks(core: GroupsCore, appId: string, userId: string): string[] {
   return core.memberships.groupIdsOf(appId, userId).flatMap((groupId) => {

@@ -3,6 +3,9 @@ import { startServer } from '../../helpers/server.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
 import { as, assertProfilesConsistent, groupOf, person, platform } from './helpers.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { userLock } from '../../../src/features/users/directory.js';
+import type { KeyLocks } from '../../../src/runtime/locks.js';
 
 t.test('platform member create: by user_id, email or phone; first member gets owner', async (t) => {
   const server = await startServer(t);
@@ -212,5 +215,25 @@ t.test('deleting a user removes its members, pending invites and pairs in the sa
   t.equal(solo.body.member_count, 0, 'a group whose last owner was deleted stays, without members');
   t.same(server.deps.profiles.groupEntries(server.app.id, bob.userId), []);
   await assertProfilesConsistent(t, server, [ada.userId]);
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
+
+t.test('a user deleted right after joining many groups: the deletion catches up with them all at once, no 503', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const groups = await Promise.all(Array.from({ length: 10 }, async (_, i) => (await api.post('/groups', { name: `J${i}` })).body.id as string));
+  // The joins queue on ada's lock, then the deletion behind them: it named its locks before any join committed.
+  const locks = (server.deps.runtime as unknown as { locks: KeyLocks }).locks;
+  const release = await locks.acquire([userLock(server.app.id, ada.userId)]);
+  const joins = groups.map((groupId) => api.post(`/groups/${groupId}/members`, { user_id: ada.userId, roles: [] }));
+  await sleep(100);
+  const deleted = server.request('DELETE', `/applications/${server.app.id}/users/${ada.userId}/data`, { app: server.app });
+  await sleep(100);
+  release();
+  for (const joined of await Promise.all(joins)) t.equal(joined.status, 200);
+  const answer = await deleted;
+  t.equal(answer.status, 204, answer.text);
+  for (const groupId of groups) t.equal((await api.get(`/groups/${groupId}`)).body.member_count, 0);
   t.same(verifyStore(server.deps, allInvariants).problems, []);
 });
