@@ -14,6 +14,14 @@ export interface Route {
   before?: Step[];
   /** Body media types the route accepts; POST, PUT and PATCH default to JSON. */
   body?: readonly BodyKind[];
+  /**
+   * What the route does with a query string: `parsed` by its handler, or `ignored` (a link's
+   * redemption, to which mail tools append parameters). Without it, any query is 400: a typo in a
+   * parameter is never silently dropped, least of all on a write.
+   */
+  query?: 'parsed' | 'ignored';
+  /** A GET that changes state (a link's redemption): no HEAD is made of it, as link checkers send HEAD freely. */
+  changesState?: true;
   handle(ctx: RequestContext): Reply | Promise<Reply>;
 }
 

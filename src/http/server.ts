@@ -8,6 +8,7 @@ import { HttpRequestContext } from './request-context.js';
 import type { Reply } from './reply.js';
 import { METHODS_WITH_BODY, paramNames, patternRegExp, type Route, type Step } from './route.js';
 import { listenExclusive, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { NO_FIELDS, parseQuery } from '../lib/validate.js';
 
 /** Counts one answer of the route and method it was bound to. */
 export interface RequestRecorder {
@@ -170,6 +171,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       const pending = steps[i](ctx);
       if (pending instanceof Promise) return pending.then(() => runSteps(route, ctx, i + 1));
     }
+    if (route.query === undefined && ctx.rawQuery !== '') parseQuery(ctx, NO_FIELDS);
     return route.handle(ctx);
   }
 
@@ -198,7 +200,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'del';
     app[method === ('delete' as string) ? 'del' : method](route.path, handlerOf(route, route.method));
     // HEAD answers what GET would, without the body (RFC 9110 §9.3.2).
-    if (route.method === 'GET') app.head(route.path, handlerOf(route, 'HEAD'));
+    if (route.method === 'GET' && !route.changesState) app.head(route.path, handlerOf(route, 'HEAD'));
   }
 
   function handlerOf(route: Route, method: string): (res: HttpResponse, req: HttpRequest) => void {
@@ -265,7 +267,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     res.onAborted(() => {
       ctx.aborted = true;
     });
-    const allowed = compiled.filter((c) => c.regexp.test(ctx.path)).flatMap((c) => (c.route.method === 'GET' ? ['GET', 'HEAD'] : [c.route.method]));
+    const allowed = compiled
+      .filter((c) => c.regexp.test(ctx.path))
+      .flatMap((c) => (c.route.method === 'GET' && !c.route.changesState ? ['GET', 'HEAD'] : [c.route.method]));
     const error =
       allowed.length > 0
         ? new ApiError(405, 'E_METHOD_NOT_ALLOWED', `Method ${ctx.method} is not allowed on ${ctx.path}`, {

@@ -535,11 +535,10 @@ t.test('concurrent changes to one client are serialised and the count stays exac
   t.same([...server.deps.store.db('oidc_credentials').getKeys({})], [], 'no orphaned credential');
 });
 
-t.test('page parameters on the create call are ignored', async (t) => {
+t.test('page parameters on the create call are checked as on the list, and have no effect', async (t) => {
   const server = await startServer(t);
-  const res = await server.request('POST', `${clientsPath(server.app)}?page_size=5000&sort=sideways`, {
-    app: server.app,
-    body: { name: 'Web' },
-  });
-  t.equal(res.status, 200);
+  const create = (query: string) => server.request('POST', `${clientsPath(server.app)}?${query}`, { app: server.app, body: { name: 'Web' } });
+  t.equal((await create('page_size=5&sort=desc')).status, 200);
+  for (const query of ['page_size=5000', 'sort=sideways', 'after=x', 'other=1']) t.equal((await create(query)).status, 400, query);
+  t.equal((await server.request('GET', clientsPath(server.app), { app: server.app })).body.total_results, 1, 'only the first was made');
 });

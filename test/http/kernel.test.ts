@@ -9,7 +9,7 @@ import { ApiError } from '../../src/lib/errors.js';
 const routes: Route[] = [
   { method: 'POST', path: '/echo', handle: (ctx) => ok({ body: ctx.body }) },
   { method: 'PUT', path: '/upload', body: ['json', 'multipart'], handle: (ctx) => ok({ body: ctx.body }) },
-  { method: 'GET', path: '/items/:id', handle: (ctx) => ok({ id: ctx.params.id, q: ctx.query().get('q') }) },
+  { method: 'GET', path: '/items/:id', query: 'parsed', handle: (ctx) => ok({ id: ctx.params.id, q: ctx.query().get('q') }) },
   {
     method: 'GET',
     path: '/boom',
@@ -25,6 +25,8 @@ const routes: Route[] = [
       return ok({ slow: true });
     },
   },
+  { method: 'GET', path: '/plain', handle: () => ok({ plain: true }) },
+  { method: 'GET', path: '/spend/:id', query: 'ignored', changesState: true, handle: (ctx) => ok({ spent: ctx.params.id }) },
   {
     method: 'GET',
     path: '/teapot',
@@ -266,4 +268,20 @@ t.test('HEAD answers what GET would, without the body, and ends the connection; 
   t.match(wrong.text, /^HTTP\/1\.1 405 [\s\S]*\r\n\r\n$/, 'no body after a 405 either');
   const allow = await fetch(`${url}/items/1`, { method: 'DELETE' });
   t.equal(allow.headers.get('allow'), 'GET, HEAD');
+});
+
+t.test('a route takes a query only if it says so: otherwise 400, or ignored where it is declared so', async (t) => {
+  t.equal((await fetch(`${url}/plain`)).status, 200);
+  const refused = await fetch(`${url}/plain?dry_run=true`);
+  t.equal(refused.status, 400);
+  t.same((await refused.json()).field_errors, { dry_run: ['is not a known field'] });
+  t.equal((await fetch(`${url}/items/1?q=x`)).status, 200, 'a route that parses its query');
+  t.equal((await fetch(`${url}/spend/1?utm_source=mail`)).status, 200, 'a route that ignores it');
+});
+
+t.test('a GET that changes state has no HEAD: 405, allowing GET alone, and the handler does not run', async (t) => {
+  const head = await exchange('HEAD /spend/1 HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.match(head.text, /^HTTP\/1\.1 405 /);
+  t.match(head.text, /\r\nallow: GET\r\n/i);
+  t.notMatch(head.text, /spent/);
 });

@@ -68,6 +68,7 @@ function doorRoutes({ runtime, store }: Deps): Route[] {
       // One turn moving two doors: the multi-actor case (accepting an invite moves invite and member).
       method: 'POST',
       path: '/test/pairs/:a/:b/:event',
+      query: 'parsed',
       async handle(ctx) {
         const { a, b, event } = ctx.params;
         const failDerive = ctx.query().get('fail') === 'derive';

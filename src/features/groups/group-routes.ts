@@ -33,6 +33,7 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
       {
         method: 'GET',
         path: ME_GROUPS,
+        query: 'parsed',
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
           const page = reads.groupsOfUser(appId, userId, parseListQuery(ctx.query(), []));
@@ -70,6 +71,7 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
       {
         method: 'GET',
         path: APP_GROUPS,
+        query: 'parsed',
         handle(ctx) {
           const query = parseListQuery(ctx.query(), ['lookup_filter']);
           return ok(listOf(reads.groups(ctx.params.app, query), renderGroup));

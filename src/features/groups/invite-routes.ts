@@ -39,6 +39,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
       {
         method: 'GET',
         path: `${ME_GROUPS}/:group/invites`,
+        query: 'parsed',
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
           const { member } = reads.visibleGroup(appId, ctx.params.group, userId);
@@ -71,6 +72,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
       {
         method: 'GET',
         path: `${APP_GROUPS}/:group/invites`,
+        query: 'parsed',
         handle(ctx) {
           const query = parseListQuery(ctx.query(), ['ensured_user_id']);
           return ok(listOf(reads.invites(ctx.params.app, ctx.params.group, query), renderInvite));

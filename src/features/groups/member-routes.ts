@@ -31,6 +31,7 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
       {
         method: 'GET',
         path: `${ME_GROUPS}/:group/members`,
+        query: 'parsed',
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
           reads.requireActiveMember(appId, ctx.params.group, userId);
@@ -57,6 +58,7 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
       {
         method: 'GET',
         path: `${APP_GROUPS}/:group/members`,
+        query: 'parsed',
         handle(ctx) {
           const query = parseListQuery(ctx.query(), ['lookup_filter']);
           return ok(listOf(reads.members(ctx.params.app, ctx.params.group, query), showMember));

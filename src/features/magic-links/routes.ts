@@ -127,6 +127,9 @@ export function magicLinkRoutes(deps: Deps): Route[] {
     {
       method: 'GET',
       path: '/hub/auth/magic/:id',
+      // Mail scanners and trackers append parameters to links, and send HEAD to see where they lead.
+      query: 'ignored',
+      changesState: true,
       async handle(ctx) {
         const { tokens, link } = await redeemLink(deps, ctx.params.id);
         const { appId, userId, redirectUrl } = link;

@@ -1,5 +1,6 @@
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
+import type { RequestContext } from '../../http/context.js';
 import { PAGE_PARAMS, pageQueryParser } from '../../http/page-query.js';
 import { callerAppId } from '../../auth/platform-auth.js';
 import { NO_FIELDS, parseJsonBody, parseQuery } from '../../lib/validate.js';
@@ -12,22 +13,29 @@ export function oidcClientRoutes(deps: Deps): Route[] {
   const clients = new OidcClientService(deps);
   const before = [deps.requireApp];
   const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: CLIENT_ID_PATTERN });
+  const pageOf = (ctx: RequestContext) => {
+    parseQuery(ctx, NO_FIELDS, PAGE_PARAMS);
+    return parsePage(ctx.query());
+  };
   const base = '/applications/:app/oidc-clients';
   return [
     {
       method: 'POST',
       path: base,
       before,
-      handle: async (ctx) => ok(await clients.create(callerAppId(ctx.caller), parseJsonBody(ctx, ClientBodySchema))),
+      // SPEC lists the list's paging parameters for this operation too: checked like the list's, and without effect.
+      query: 'parsed',
+      handle: async (ctx) => {
+        pageOf(ctx);
+        return ok(await clients.create(callerAppId(ctx.caller), parseJsonBody(ctx, ClientBodySchema)));
+      },
     },
     {
       method: 'GET',
       path: base,
       before,
-      handle(ctx) {
-        parseQuery(ctx, NO_FIELDS, PAGE_PARAMS);
-        return ok(clients.list(callerAppId(ctx.caller), parsePage(ctx.query())));
-      },
+      query: 'parsed',
+      handle: (ctx) => ok(clients.list(callerAppId(ctx.caller), pageOf(ctx))),
     },
     {
       method: 'GET',

@@ -1,5 +1,5 @@
 import { forbidden, notFound } from '../../lib/errors.js';
-import { NO_FIELDS, parseJsonBody, parseQuery } from '../../lib/validate.js';
+import { parseJsonBody, parseQuery } from '../../lib/validate.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import { callerUser } from '../../auth/bearer-auth.js';
@@ -36,16 +36,16 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       handle(ctx) {
         const { appId, userId, view } = callerUser(ctx);
-        if (ctx.rawQuery !== '') parseQuery(ctx, NO_FIELDS);
         return profileReply(profiles.meBytes(appId, userId, view), userId);
       },
     },
-    { method: 'PUT', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, handle: write('replace') },
-    { method: 'PATCH', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, handle: write('merge') },
+    { method: 'PUT', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, query: 'parsed', handle: write('replace') },
+    { method: 'PATCH', path: '/me/applications/:app/data', before, body: PROFILE_BODY_KINDS, query: 'parsed', handle: write('merge') },
     {
       method: 'GET',
       path: '/me/applications/:app/data/fields/:field',
       before,
+      query: 'parsed',
       handle(ctx) {
         const { appId, userId } = callerUser(ctx);
         const { field } = ctx.params;
@@ -62,6 +62,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       path: '/me/applications/:app/data/fields/:field',
       before,
       body: PROFILE_BODY_KINDS,
+      query: 'parsed',
       async handle(ctx) {
         const caller = callerUser(ctx);
         const { appId, userId } = caller;
@@ -80,7 +81,6 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       before,
       async handle(ctx) {
         const caller = callerUser(ctx);
-        parseQuery(ctx, NO_FIELDS);
         const body = parseJsonBody(ctx, MetaBodySchema);
         await service.promptPasskey(caller.appId, caller, body.last_passkey_registration_prompt);
         return profile(caller.appId, caller.userId);

@@ -1,6 +1,6 @@
 import { forbidden, notFound, validationError } from '../../lib/errors.js';
 import { EXTERNAL_ID, newId } from '../../lib/ids.js';
-import { NO_FIELDS, parseJsonBody, parseQuery } from '../../lib/validate.js';
+import { parseJsonBody, parseQuery } from '../../lib/validate.js';
 import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
@@ -62,12 +62,14 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       method: 'GET',
       path: '/applications/:app/users/data',
       before,
+      query: 'parsed',
       handle: (ctx) => jsonBytes(listProfiles(users, profiles, ctx.params.app, parseListQuery(ctx))),
     },
     {
       method: 'GET',
       path: `/applications/:app/users/${SAMPLE_ID}/data`,
       before,
+      query: 'parsed',
       handle(ctx) {
         const { fields } = parseQuery(ctx, ProfileQuerySchema);
         const sample = sampleProfile(profiles, apps.require(ctx.params.app), deps.clock.now());
@@ -78,6 +80,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       method: 'GET',
       path: '/applications/:app/users/:user/data',
       before,
+      query: 'parsed',
       // The hottest route: no projection asked, the prepared bytes go out as they are.
       handle(ctx) {
         const { app: appId, user: userId } = ctx.params;
@@ -87,14 +90,13 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         return fields && bytes ? ok(projectProfile(bytes, fields)) : profileReply(bytes, userId);
       },
     },
-    { method: 'PUT', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, handle: write('replace') },
-    { method: 'PATCH', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, handle: write('merge') },
+    { method: 'PUT', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, query: 'parsed', handle: write('replace') },
+    { method: 'PATCH', path: '/applications/:app/users/:user/data', before, body: PROFILE_BODY_KINDS, query: 'parsed', handle: write('merge') },
     {
       method: 'DELETE',
       path: '/applications/:app/users/:user/data',
       before,
       async handle(ctx) {
-        parseQuery(ctx, NO_FIELDS);
         await service.remove(ctx.params.app, existingTarget(ctx));
         return noContent();
       },
@@ -104,7 +106,6 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       path: '/applications/:app/users/:user/state',
       before,
       async handle(ctx) {
-        parseQuery(ctx, NO_FIELDS);
         const { state } = parseJsonBody(ctx, StateBodySchema);
         await service.setState(ctx.params.app, existingTarget(ctx), state);
         return profile(ctx.params.app, ctx.params.user);
@@ -114,6 +115,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       method: 'GET',
       path: '/applications/:app/users/:user/data/fields/:field',
       before,
+      query: 'parsed',
       handle(ctx) {
         const { app: appId, user: userId, field } = ctx.params;
         const query = parseQuery(ctx, PlatformFieldQuerySchema);
@@ -134,6 +136,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       path: '/applications/:app/users/:user/data/fields/:field',
       before,
       body: PROFILE_BODY_KINDS,
+      query: 'parsed',
       async handle(ctx) {
         const { app: appId, field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);

@@ -217,3 +217,17 @@ t.test('PUT /me/groups/{id} answers the group and member the update left, as GET
     t.equal(updated.text, (await as(server, who).get(`/me/groups/${group.id}`)).text, 'the same bytes as a read after it');
   }
 });
+
+t.test('group routes that take no query refuse one (400) and change nothing', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  t.equal((await api.del(`/groups/${group.id}?dry_run=true`)).status, 400);
+  t.equal((await api.get(`/groups/${group.id}`)).status, 200, 'the group is still there');
+  t.equal((await server.request('POST', '/me/groups?x=1', { token: ada.token, body: { name: 'Typo' } })).status, 400);
+  t.equal((await as(server, ada).get('/me/groups')).body.total_results, 1, 'no group was made');
+  const bob = await person(server, 'bob@example.com');
+  t.equal((await api.post(`/groups/${group.id}/members?x=1`, { user_id: bob.userId, roles: [] })).status, 400);
+  t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 1);
+});

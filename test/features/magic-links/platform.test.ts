@@ -228,3 +228,16 @@ t.test('data is checked against the app schema, and shapes the new user', async 
   t.equal(existing.status, 200, `data without the required field does not stop a link for an existing user: ${existing.text}`);
   t.equal(existing.body.app_user_id, made.body.app_user_id);
 });
+
+t.test('a link checker\'s HEAD spends nothing (405); parameters a mail tool appends are ignored', async (t) => {
+  const server = await startServer(t);
+  const made = await requestLink(server, 'scan@example.com', { redirect_url: 'https://app.example/in' });
+  t.equal(made.status, 200);
+  const head = await fetch(`${server.url}${linkPath(made.body.link)}`, { method: 'HEAD', redirect: 'manual' });
+  t.equal(head.status, 405);
+  t.equal(head.headers.get('allow'), 'GET');
+  t.equal(profileOf(server, made.body.app_user_id).meta.last_sign_in, undefined, 'nobody signed in');
+  const redeemed = await server.request('GET', `${linkPath(made.body.link)}?utm_source=newsletter`, { headers: { accept: 'application/json' } });
+  t.equal(redeemed.status, 200, 'the link is still unspent, and answers with the parameters appended');
+  t.equal(redeemed.body.app_user_id, made.body.app_user_id);
+});
