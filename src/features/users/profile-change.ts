@@ -40,6 +40,7 @@ export interface ChangeRules {
 }
 
 export const STRING_LIMIT = 64 * 1024;
+export const PROFILE_LIMIT = 4 * 1024 * 1024;
 export const ATTRIBUTE_KEYS_LIMIT = 100;
 export const ATTRIBUTE_VALUES_LIMIT = 100;
 const FIELD_NAME_LIMIT = 128;
@@ -67,6 +68,10 @@ export function applyProfileChange(
   const data = nextData(current.data, change, rules, complain);
   const attributes = nextAttributes(current.attributes, change.attributes, rules, complain);
   if (Object.keys(errors).length > 0) throw updateFailed(errors);
+  // Merges grow a profile past any one body's cap: its stored record (both bodies) must stay far below 16 MiB.
+  if (Buffer.byteLength(JSON.stringify(data)) + Buffer.byteLength(JSON.stringify(attributes)) > PROFILE_LIMIT) {
+    throw updateFailed({ data: [`data and attributes may hold at most ${PROFILE_LIMIT} bytes as JSON`] });
+  }
   return { data, attributes };
 }
 

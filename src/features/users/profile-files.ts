@@ -29,13 +29,23 @@ export function isFileDescriptor(value: unknown): value is FileDescriptor {
   return typeof d === 'object' && d !== null && typeof d.sha256 === 'string' && typeof d.content_type === 'string';
 }
 
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+/** RFC 9110 §8.3.1 `type/subtype` with parameters: a file's type goes back out as a response header. */
+const MEDIA_TYPE = new RegExp(String.raw`^${TOKEN}/${TOKEN}(?:[ \t]*;[ \t]*${TOKEN}=(?:${TOKEN}|"[^"\\\x00-\x1f\x7f]*"))*$`);
+const MEDIA_TYPE_LIMIT = 255;
+
+export const isMediaType = (value: string) => value.length <= MEDIA_TYPE_LIMIT && MEDIA_TYPE.test(value);
+
 /** An uploaded part ready to store, or the reason it does not fit the field. */
 export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Upload | string> {
   if (part.data.length === 0) return 'the file is empty';
+  if (!isMediaType(part.contentType)) return `must have a content type of the form type/subtype, at most ${MEDIA_TYPE_LIMIT} characters`;
   if (spec.type === 'image') {
     if (!part.contentType.startsWith('image/')) return 'must be an image (content type image/*)';
     try {
-      await sharp(part.data).metadata();
+      // Decoded whole, as a preview will be: the header alone passes a truncated file or an SVG whose
+      // drawing never ends, and every preview of it would fail after using the CPU.
+      await sharp(part.data).resize(PREVIEW_SIZES.small, PREVIEW_SIZES.small, { fit: 'inside' }).raw().toBuffer();
     } catch {
       return 'is not a readable image';
     }

@@ -115,7 +115,7 @@ export class ProfileViews {
    * inverse of `renderBodies` and `encodeUserView`, so the record can be the user's stored state.
    */
   storedUser(appId: string, userId: string): UserView | undefined {
-    const record = this.records.getBinaryFast([appId, userId]);
+    const record = this.recordOf([appId, userId]);
     if (!record) return undefined;
     const body = JSON.parse(storedBody(record));
     const { state, revokedBefore, revokedSessions } = accessPart(record);
@@ -163,32 +163,32 @@ export class ProfileViews {
     const key = [appId, userId];
     const member = this.memberships.get([appId, userId, groupId]);
     // LMDB's reused buffer, read after the memberships read and copied into the new record at once.
-    const record = this.records.getBinaryFast(key);
+    const record = this.recordOf(key);
     if (!record) return;
     this.records.put(key, withGroupEntry(record, groupId, member && JSON.stringify(member)));
   }
 
   private groupsFor(appId: string, userId: string, source: GroupsSource): Buffer {
-    const current = source === 'record' ? this.records.getBinaryFast([appId, userId]) : undefined;
+    const current = source === 'record' ? this.recordOf([appId, userId]) : undefined;
     return current ? groupsPart(current) : encodeGroupEntries(this.groupEntries(appId, userId));
   }
 
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
   platformBytes(appId: string, userId: string): Uint8Array | undefined {
-    const record = this.records.getBinaryFast([appId, userId]);
+    const record = this.recordOf([appId, userId]);
     return record && platformBody(record, this.groupBytesOf(appId));
   }
 
   /** What a signed-in user's request needs, from one read: its access marks and its `/me` body. */
   signedInView(appId: string, userId: string): { access: UserAccess; me: MeView } | undefined {
-    const record = this.records.getBinaryFast([appId, userId]);
+    const record = this.recordOf([appId, userId]);
     if (!record) return undefined;
     return { access: accessPart(record), me: meView(record) };
   }
 
   /** The groups part of the stored record (the memberships the next profile change will list). */
   storedGroups(appId: string, userId: string): Buffer | undefined {
-    const record = this.records.getBinaryFast([appId, userId]);
+    const record = this.recordOf([appId, userId]);
     return record && groupsPart(record);
   }
 
@@ -210,8 +210,19 @@ export class ProfileViews {
   }
 
   private meViewOf(appId: string, userId: string): MeView | undefined {
-    const record = this.records.getBinaryFast([appId, userId]);
+    const record = this.recordOf([appId, userId]);
     return record && meView(record);
+  }
+
+  /**
+   * A user's record. lmdb-js answers a value of 16 MiB or more as a plain Uint8Array over the map,
+   * which the record's readers (Buffer methods) cannot take; profiles are capped well below that, and
+   * a user's groups part is not.
+   */
+  private recordOf(key: Key): Buffer | undefined {
+    // lmdb-js's types promise a Buffer.
+    const bytes: Uint8Array | undefined = this.records.getBinaryFast(key);
+    return bytes === undefined || Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   private groupBytesOf(appId: string): GroupBytes {

@@ -2,7 +2,7 @@ import { notFound, validationError } from '../../lib/errors.js';
 import { jsonBytes, ok, type Reply } from '../../http/reply.js';
 import type { FieldSpec } from '../applications/schemas.js';
 import { isFileField } from './profile-change.js';
-import { isFileDescriptor, type PreviewSize, type ProfileFiles } from './profile-files.js';
+import { isFileDescriptor, isMediaType, type PreviewSize, type ProfileFiles } from './profile-files.js';
 
 /** A profile's prepared bytes as the answer; 404 `E_USER_NOT_FOUND` when there are none. */
 export function profileReply(bytes: Uint8Array | undefined, userId: string): Reply {
@@ -40,7 +40,8 @@ export async function fieldReply(
   return {
     status: 200,
     bytes: file.bytes,
-    contentType: file.content_type,
+    // Stored before content types were checked at upload: never echoed unless it is one.
+    contentType: isMediaType(file.content_type) ? file.content_type : 'application/octet-stream',
     headers: {
       ...FILE_HEADERS,
       etag: `"${file.sha256}"`,

@@ -14,3 +14,19 @@ t.test('a profile far larger than a page is stored and served whole, to the plat
   const page = await server.request('GET', `/applications/${appId}/users/data`, { app: server.app });
   t.equal(page.body.results[0].data.field_7, data.field_7);
 });
+
+t.test('merges cannot grow a profile past 4 MiB of data and attributes', async (t) => {
+  const server = await startServer(t);
+  const path = `/applications/${server.app.id}/users/growing/data`;
+  const chunk = (i: number) => Object.fromEntries(Array.from({ length: 14 }, (_, j) => [`f${i}_${j}`, 'x'.repeat(60_000)]));
+  let refused;
+  for (let i = 0; i < 10 && !refused; i++) {
+    const res = await server.request('PATCH', path, { app: server.app, body: { data: chunk(i) } });
+    if (res.status !== 200) refused = res;
+  }
+  t.equal(refused?.status, 400, 'a merge that would pass 4 MiB is refused');
+  t.same(refused?.body.field_errors, { data: [`data and attributes may hold at most ${4 * 1024 * 1024} bytes as JSON`] });
+  const read = await server.request('GET', path, { app: server.app });
+  t.equal(read.status, 200, 'the profile stays readable');
+  t.ok(Buffer.byteLength(JSON.stringify(read.body.data)) <= 4 * 1024 * 1024);
+});

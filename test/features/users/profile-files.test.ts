@@ -250,3 +250,31 @@ t.test('a file field turned into an image field: what was uploaded before is no 
   t.equal(file.status, 200);
   t.equal(file.headers.get('content-disposition'), 'attachment', 'bytes uploaded as text/html are never shown inline');
 });
+
+t.test('an upload whose content type is no media type is refused: it would go back out as a response header', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f6/data`;
+  const image = await png(10, 10, '#00c');
+  for (const type of ['image/png\nSet-Cookie: injected=1', 'image/png\u0000', 'image', `image/${'p'.repeat(300)}`]) {
+    const raw = `--b\r\nContent-Disposition: form-data; name="avatar"; filename="a.png"\r\nContent-Type: ${type}\r\n\r\n${image.toString('latin1')}\r\n--b--\r\n`;
+    const res = await server.request('PUT', base, {
+      app: server.app,
+      rawBody: Buffer.from(raw, 'latin1'),
+      headers: { 'content-type': 'multipart/form-data; boundary=b' },
+    });
+    t.equal(res.status, 400, JSON.stringify(type));
+  }
+  t.equal((await server.request('GET', base, { app: server.app })).status, 404, 'nothing was stored');
+  const fine = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png; q="x y"' } }) });
+  t.equal(fine.status, 200, fine.text);
+});
+
+t.test('an image is decoded whole at upload: a truncated one is refused, not accepted and then failing every preview', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f7/data`;
+  const image = await sharp({ create: { width: 400, height: 400, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).png().toBuffer();
+  const truncated = image.subarray(0, Math.floor(image.length / 2));
+  const res = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: truncated, type: 'image/png' } }) });
+  t.equal(res.status, 400, res.text);
+  t.same(res.body.field_errors, { avatar: ['is not a readable image'] });
+});
