@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import { MAX_EMAIL_LENGTH } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
@@ -51,7 +52,7 @@ export const MemberUpdateBody = v.object({ roles: Roles });
 const RedirectUrl = v.pipe(
   v.string(),
   v.maxLength(2048),
-  v.check((url) => /^\/(?!\/)/.test(url) || /^https?:\/\/[^\s]+$/i.test(url), 'redirect_url is an absolute http(s) URL or a path'),
+  v.check((url) => isLocalPath(url) || isAbsoluteHttpUrl(url), 'redirect_url is an absolute http(s) URL or a path'),
 );
 
 /** Invite create and update share one shape: `roles` required, one user, optional redirect and variant. */

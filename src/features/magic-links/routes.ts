@@ -1,4 +1,5 @@
 import { callerAppId } from '../../auth/platform-auth.js';
+import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import { callerUser } from '../../auth/bearer-auth.js';
 import { ApiError, unavailable, validationError } from '../../lib/errors.js';
 import { parseJsonBody } from '../../lib/validate.js';
@@ -133,7 +134,9 @@ export function magicLinkRoutes(deps: Deps): Route[] {
       async handle(ctx) {
         const { tokens, link } = await redeemLink(deps, ctx.params.id);
         const { appId, userId, redirectUrl } = link;
-        if (!redirectUrl || wantsJson(ctx)) {
+        // A location stored before locations were checked as strictly as now is not followed.
+        const followed = redirectUrl !== undefined && (isLocalPath(redirectUrl) || isAbsoluteHttpUrl(redirectUrl));
+        if (!followed || wantsJson(ctx)) {
           return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: redirectUrl ?? null });
         }
         // Invite links may carry a relative location: it is relative to the service's public URL.

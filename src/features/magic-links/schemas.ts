@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { isAbsoluteHttpUrl } from '../../lib/urls.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 import { jsonObject, jsonRecord } from '../../lib/validate.js';
 import { GENERATE_ID, SAMPLE_ID } from '../users/schemas.js';
@@ -17,7 +18,7 @@ const Expiration = v.pipe(
 const RedirectUrl = v.pipe(
   v.string(),
   v.maxLength(2048),
-  v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'must be an absolute http(s) URL'),
+  v.check(isAbsoluteHttpUrl, 'must be an absolute http(s) URL'),
 );
 
 const VerificationType = v.picklist(['email', 'phone'], 'must be email or phone');

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { isAbsoluteHttpUrl } from '../../lib/urls.js';
 import { jsonObject, jsonRecord } from '../../lib/validate.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 
@@ -13,20 +14,10 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/;
 /** Messages for an object's key issues (its type is checked by `jsonObject` before). */
 const keyMessage = (issue: v.BaseIssue<unknown>) => (issue.expected === 'never' ? 'is not a known field' : 'is required');
 
-function isHttpUrl(value: string): boolean {
-  // `new URL` alone also takes `http:host` and trims spaces: demand the absolute form as written.
-  if (!/^https?:\/\/[^\s]+$/i.test(value)) return false;
-  try {
-    return new URL(value).hostname !== '';
-  } catch {
-    return false;
-  }
-}
-
 const HttpUrl = v.pipe(
   v.string('must be a URL string'),
   v.maxLength(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
-  v.check(isHttpUrl, 'must be an absolute http(s) URL'),
+  v.check(isAbsoluteHttpUrl, 'must be an absolute http(s) URL'),
 );
 
 const RedirectUri = v.pipe(

@@ -1,0 +1,18 @@
+/** What no URL carries as written: whitespace and controls (parsers drop or trim them) and `\`, which parsers read as `/`. */
+const UNSAFE = /[\s\x00-\x1f\x7f\\]/;
+
+/**
+ * An absolute http(s) URL, as written: `new URL` alone also takes `http:host`, surrounding spaces,
+ * `https:///host`, backslashes for slashes and controls inside, each read as some other URL.
+ */
+export function isAbsoluteHttpUrl(value: string): boolean {
+  if (UNSAFE.test(value) || !/^https?:\/\/[^/]/i.test(value)) return false;
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A path on the service's own origin (`/welcome`): no `//host`, nothing a parser would read as another origin. */
+export const isLocalPath = (value: string): boolean => /^\/(?!\/)/.test(value) && !UNSAFE.test(value);
