@@ -16,9 +16,12 @@ export function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';', 1)[0].trim().toLowerCase();
 }
 
-/** The cap that applies to a request before any byte of its body is read. */
-export function bodyLimit(contentType: string | undefined, limits: BodyLimits): number {
-  return mediaType(contentType) === 'multipart/form-data' ? limits.multipart : limits.json;
+/**
+ * The cap that applies to a request before any byte of its body is read: the multipart one only
+ * where the route takes multipart (elsewhere such a body is refused once read, and may not be long).
+ */
+export function bodyLimit(contentType: string | undefined, limits: BodyLimits, accepted: readonly BodyKind[]): number {
+  return accepted.includes('multipart') && mediaType(contentType) === 'multipart/form-data' ? limits.multipart : limits.json;
 }
 
 /** Throws 413 up front when the declared length is already over the cap. */

@@ -225,7 +225,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         decodeParams(ctx);
         if (hasBody) {
           const contentType = ctx.headers['content-type'];
-          const limit = bodyLimit(contentType, limits);
+          const limit = bodyLimit(contentType, limits, accepted);
           checkDeclaredLength(ctx.headers['content-length'], limit);
           const collecting = collectBody(res, limit);
           cancelBody = collecting.cancel;

@@ -25,12 +25,15 @@ export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must
 /** How much of a key an error names: an unknown key can be anything the caller sent, a secret included. */
 const SHOWN_KEY_LENGTH = 64;
 
+/** A key the caller chose, as an error names it: cut to 64 characters, and `""` for the empty one. */
+export const shownKey = (key: string) =>
+  key === '' ? '""' : key.length > SHOWN_KEY_LENGTH ? `${key.slice(0, SHOWN_KEY_LENGTH)}…` : key;
+
 /** `config.redirect_uris[1]`: where an issue lies, written the way a caller writes it; `body` for the whole input. */
 function issuePath(issue: v.BaseIssue<unknown>): string {
   let path = '';
   for (const { key } of issue.path ?? []) {
-    const text = String(key);
-    const name = text === '' ? '""' : text.length > SHOWN_KEY_LENGTH ? `${text.slice(0, SHOWN_KEY_LENGTH)}…` : text;
+    const name = shownKey(String(key));
     if (typeof key === 'number') path += `[${key}]`;
     else path += path === '' ? name : `.${name}`;
   }

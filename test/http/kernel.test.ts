@@ -165,6 +165,13 @@ t.test('an oversize body answers 413 and the server stays healthy', async (t) =>
   t.equal(after.status, 200);
 });
 
+t.test('a multipart body gets the multipart cap only where the route takes multipart', async (t) => {
+  const body = `--b\r\nContent-Disposition: form-data; name="pad"\r\n\r\n${'x'.repeat(2000)}\r\n--b--\r\n`;
+  const headers = { 'content-type': 'multipart/form-data; boundary=b' };
+  t.equal((await fetch(`${url}/upload`, { method: 'PUT', headers, body })).status, 200, 'under the multipart cap');
+  t.equal((await fetch(`${url}/echo`, { method: 'POST', headers, body })).status, 413, 'over the JSON cap of a JSON route: not read');
+});
+
 t.test('unknown route answers 404, wrong method 405 with Allow', async (t) => {
   const missing = await fetch(`${url}/nowhere`);
   t.equal(missing.status, 404);

@@ -1,6 +1,7 @@
 import { MAX_EMAIL_LENGTH } from './addresses.js';
 import { addFieldError, validationError, type FieldErrors } from '../../lib/errors.js';
 import { jsonEqual } from '../../lib/json-equal.js';
+import { shownKey } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
 import { fieldSpec } from './profile-views.js';
@@ -77,7 +78,8 @@ export function applyProfileChange(
 
 type Complain = (field: string, message: string) => void;
 
-function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRules, complain: Complain): ProfileData {
+function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRules, report: Complain): ProfileData {
+  const complain: Complain = (name, message) => report(shownKey(name), message);
   const { schema, writer, userId } = rules;
   const given = change.data;
   if (given === undefined && Object.keys(change.files).length === 0) return current;
@@ -184,13 +186,16 @@ function nextAttributes(
 ): Attributes {
   if (given === undefined) return current;
   const reserved = rules.reservedNamespace.replace(/:$/, '');
-  const mayWrite = (namespace: string) =>
-    namespace !== SYSTEM_NAMESPACE && (namespace !== reserved || rules.writer === 'app');
+  // In any letter case: `SVC:` is no namespace of the user's own to anyone comparing keys without case.
+  const mayWrite = (namespace: string) => {
+    const folded = namespace.toLowerCase();
+    return folded !== SYSTEM_NAMESPACE && (folded !== reserved || rules.writer === 'app');
+  };
   const next: Attributes = {};
   for (const key in current) if (rules.mode === 'merge' || !mayWrite(namespaceOf(key))) next[key] = current[key];
 
   for (const [key, value] of Object.entries(given)) {
-    const field = `attributes.${key}`;
+    const field = `attributes.${shownKey(key)}`;
     const match = ATTRIBUTE_KEY.exec(key);
     if (!match) {
       complain(field, 'keys are <namespace>:<name>');

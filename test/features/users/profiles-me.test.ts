@@ -110,7 +110,7 @@ t.test('attributes on /me: the reserved namespaces are the app\'s', async (t) =>
   const replaced = await server.request('PUT', me, { token, body: { attributes: { 'prefs:size': ['L'] } } });
   t.equal(replaced.status, 200);
   t.same(replaced.body.attributes, { 'svc:app_variants': ['web'], 'prefs:size': ['L'] }, 'svc: keys survive a replace');
-  for (const key of ['svc:app_variants', 'svc:other', 'system:x']) {
+  for (const key of ['svc:app_variants', 'svc:other', 'system:x', 'SVC:app_variants', 'System:x']) {
     const res = await server.request('PATCH', me, { token, body: { attributes: { [key]: ['mine'] } } });
     t.equal(res.status, 400, key);
     t.equal(res.body.code, 'E_USER_UPDATE_FAILED');

@@ -332,3 +332,16 @@ t.test('fields a schema stopped allowing: a profile read and sent back passes, a
   const refused = await server.request('PATCH', path, { app: server.app, body: { data: { old_flag: false } } });
   t.same(refused.body.field_errors, { old_flag: ['unknown field: the application schema does not allow unknown fields'] }, 'a new value is still refused');
 });
+
+t.test('a key the caller chose is named in field errors cut to 64 characters', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const path = `/applications/${server.app.id}/users/keys/data`;
+  const long = `k${'x'.repeat(299)}`;
+  const res = await server.request('PATCH', path, { app: server.app, body: { data: { [long]: 1, plan: 'p' }, attributes: { [long]: ['v'] } } });
+  t.equal(res.status, 400);
+  t.same(Object.keys(res.body.field_errors).sort(), [`${long.slice(0, 64)}…`, `attributes.${long.slice(0, 64)}…`].sort());
+  const form = new FormData();
+  form.set(long, 'x');
+  const part = await server.request('PUT', path, { app: server.app, rawBody: form });
+  t.same(Object.keys(part.body.field_errors), [`${long.slice(0, 64)}…`], 'a part name too');
+});
