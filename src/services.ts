@@ -97,7 +97,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     requireApp: thenLimit(requireAppCredentials(config, apps), new RateLimiter(config.rateLimits.app, clock), (ctx) =>
       ctx.caller?.kind === 'app' ? ctx.caller.key : undefined,
     ),
-    limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock)),
+    limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock), config.trustedProxies),
   };
 }
 

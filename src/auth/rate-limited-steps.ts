@@ -16,8 +16,19 @@ export function thenLimit(step: Step, limiter: RateLimiter, keyOf: (ctx: Request
   };
 }
 
+/**
+ * The client's address: the connection's, or behind `trustedProxies` proxies the `X-Forwarded-For`
+ * entry the farthest of them appended (entries left of it are the client's to write, so not believed).
+ */
+export function clientAddress(ctx: RequestContext, trustedProxies: number): string {
+  const forwarded = trustedProxies === 0 ? undefined : ctx.headers['x-forwarded-for'];
+  if (forwarded === undefined) return ctx.ip;
+  const hops = forwarded.split(',').map((entry) => entry.trim());
+  return hops[Math.max(0, hops.length - trustedProxies)] || ctx.ip;
+}
+
 /** Limits by client address, before anything else runs (for the sign-in endpoints). */
 export const limitByIp =
-  (limiter: RateLimiter): Step =>
+  (limiter: RateLimiter, trustedProxies: number): Step =>
   (ctx) =>
-    limiter.take(ctx.ip);
+    limiter.take(clientAddress(ctx, trustedProxies));

@@ -46,3 +46,19 @@ t.test('per client IP on /hub/auth/*, before anything else runs', async (t) => {
   clock.advance(2000);
   t.equal((await server.request('GET', '/hub/auth/keys')).status, 200);
 });
+
+t.test('behind SVC_TRUSTED_PROXIES proxies the client is the X-Forwarded-For entry the farthest one appended', async (t) => {
+  const keys = (server: Awaited<ReturnType<typeof startServer>>, forwardedFor: string) =>
+    server.request('GET', '/hub/auth/keys', { headers: { 'x-forwarded-for': forwardedFor } });
+  const proxied = await startServer(t, { env: { SVC_RATE_LIMIT_HUB_IP: '0.001/1', SVC_TRUSTED_PROXIES: '1' } });
+  t.equal((await keys(proxied, '203.0.113.1')).status, 200);
+  t.equal((await keys(proxied, '203.0.113.1')).status, 429, 'one client, one bucket');
+  t.equal((await keys(proxied, '203.0.113.2')).status, 200, 'another client behind the same proxy has its own');
+  t.equal((await keys(proxied, '198.51.100.9, 203.0.113.1')).status, 429, 'what the client wrote itself is not believed');
+  const twoHops = await startServer(t, { env: { SVC_RATE_LIMIT_HUB_IP: '0.001/1', SVC_TRUSTED_PROXIES: '2' } });
+  t.equal((await keys(twoHops, '198.51.100.9, 203.0.113.5, 10.0.0.2')).status, 200);
+  t.equal((await keys(twoHops, '198.51.100.7, 203.0.113.5, 10.0.0.2')).status, 429, 'the entry left of the outer proxy is the client');
+  const direct = await startServer(t, { env: { SVC_RATE_LIMIT_HUB_IP: '0.001/1' } });
+  t.equal((await keys(direct, '203.0.113.1')).status, 200);
+  t.equal((await keys(direct, '203.0.113.2')).status, 429, 'without trusted proxies the header counts for nothing');
+});
