@@ -63,7 +63,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const accessTokens = new AccessTokens(config, signingKeys, clock);
   const sessions = new SessionStore(store, pepper);
   const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
-  const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks });
+  const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks, config });
   registerGroupLinkPurposes(magicLinks.purposes, groups);
   const metrics = createMetrics();
   metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);

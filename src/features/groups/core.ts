@@ -17,10 +17,13 @@ export interface GroupsCore {
   invites: InviteIndex;
   names: GroupNames;
   links: InviteLinks;
+  /** `<brand>:app_variants`: the attribute an accepted invite's app variant joins. */
+  appVariantsKey: string;
 }
 
-export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' | 'profiles' | 'magicLinks'>): GroupsCore {
+export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' | 'profiles' | 'magicLinks' | 'config'>): GroupsCore {
   return {
+    appVariantsKey: `${deps.config.names.reservedNamespace}app_variants`,
     runtime: deps.runtime,
     users: deps.users,
     memberships: new GroupMemberships(deps.runtime, deps.profiles, deps.users),

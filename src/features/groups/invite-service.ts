@@ -1,7 +1,9 @@
 import { conflict, forbidden, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import type { UserRef } from '../users/directory.js';
+import { USER_KIND, userKey, userLock, type UserRef } from '../users/directory.js';
+import { ATTRIBUTE_KEYS_LIMIT, ATTRIBUTE_VALUES_LIMIT } from '../users/profile-change.js';
 import type { InviteContext, InviteEvent } from '../../../machines/invite.machine.js';
+import type { UserContext } from '../../../machines/user.machine.js';
 import { authorOf, partyOf, type Acting } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
 import type { GroupEdit } from './edit.js';
@@ -19,10 +21,17 @@ export interface InviteRequest {
 
 /**
  * Moves an invite and its member together: `pending → accepted` with `invite_pending → active`, or
- * `pending → rejected` with `invite_pending → invite_rejected`. Only the invited user may; the turn
- * must hold the locks of `answerLocks`. Callable from any turn over the group (a link's redemption).
+ * `pending → rejected` with `invite_pending → invite_rejected`; an accepted invite's app variant joins
+ * the user's. Only the invited user may; the turn must hold the locks of `answerLocks`. Callable from
+ * any turn over the group (a link's redemption).
  */
-export function answerInvite(edit: GroupEdit, inviteId: string, userId: string, answer: 'accept' | 'reject'): { group: GroupView; member: MemberView } {
+export function answerInvite(
+  core: GroupsCore,
+  edit: GroupEdit,
+  inviteId: string,
+  userId: string,
+  answer: 'accept' | 'reject',
+): { group: GroupView; member: MemberView } {
   edit.requireVisibleTo(userId);
   const invite = edit.requireInvite(inviteId);
   if (invite.context.ensured_user_id !== userId) throw forbidden('Only the invited user may answer an invite');
@@ -30,7 +39,27 @@ export function answerInvite(edit: GroupEdit, inviteId: string, userId: string, 
   const event: InviteEvent = answer === 'accept' ? { type: 'invite.accept', by: userId, at } : { type: 'invite.reject', at };
   edit.sendInvite(inviteId, event);
   const member = edit.sendMember(invite.context.member_id, { type: answer === 'accept' ? 'member.accept' : 'member.reject', at });
+  const variant = invite.context.app_variant_id;
+  if (answer === 'accept' && variant !== undefined) joinVariant(core, edit, userId, variant);
   return { group: edit.finish(), member };
+}
+
+/**
+ * SPEC: on acceptance the user is "signed into" the invite's app variant: the variant joins the
+ * user's `<brand>:app_variants` attribute, unless that would pass the attribute limits.
+ */
+function joinVariant(core: GroupsCore, edit: GroupEdit, userId: string, variant: string): void {
+  const { appId, turn } = edit;
+  edit.hold([userLock(appId, userId)]);
+  // The turn's own view: a link's redemption signed the user in (or made it) earlier in this turn.
+  const user = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+  if (!user) return;
+  const { data, attributes } = user.context;
+  const key = core.appVariantsKey;
+  const variants = attributes[key] ?? [];
+  const full = variants.length >= ATTRIBUTE_VALUES_LIMIT || (!Object.hasOwn(attributes, key) && Object.keys(attributes).length >= ATTRIBUTE_KEYS_LIMIT);
+  if (variants.includes(variant) || full) return;
+  core.users.change(turn, appId, userId, { type: 'user.update', data, attributes: { ...attributes, [key]: [...variants, variant] }, at: turn.now });
 }
 
 /** The locks a turn answering an invite holds besides the group's: the invite's and its member's. */
@@ -121,7 +150,7 @@ export class InviteService {
   /** `…/accept` and `…/reject` on `/me`: the invited user answers; the invite's link dies. */
   async answer(appId: string, userId: string, groupId: string, inviteId: string, answer: 'accept' | 'reject') {
     return runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
-      const answered = answerInvite(edit, inviteId, userId, answer);
+      const answered = answerInvite(this.core, edit, inviteId, userId, answer);
       this.core.links.kill(turn, edit.requireInvite(inviteId));
       return answered;
     });

@@ -55,7 +55,7 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
     },
     locks: ({ appId, purpose }) => [groupLock(appId, purpose.groupId), ...answerLocks(core, appId, purpose.groupId, purpose.inviteId)],
     redeem(turn, { appId, userId, purpose }, hold) {
-      answerInvite(new GroupEdit(core, turn, hold, appId, purpose.groupId), purpose.inviteId, userId, 'accept');
+      answerInvite(core, new GroupEdit(core, turn, hold, appId, purpose.groupId), purpose.inviteId, userId, 'accept');
     },
   }));
 

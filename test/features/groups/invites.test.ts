@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
+import { linkPath, profileOf } from '../../helpers/sign-in.js';
 import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
 
 t.test('the invite story: an address with no user → pending member → accepted → active', async (t) => {
@@ -239,4 +240,30 @@ t.test('concurrent invites of one address: one pending invite, one pending membe
   t.same(answers.map((a) => a.status).sort(), [200, 409, 409, 409, 409]);
   t.equal((await api.get(`/groups/${group.id}/invites`)).body.total_results, 1);
   t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 1);
+});
+
+t.test('accepting an invite signs the user into its app variant: the variant joins <brand>:app_variants', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const variantsOf = (userId: string) => profileOf(server, userId).attributes['svc:app_variants'];
+
+  await server.request('PATCH', `/applications/${server.app.id}/users/${bob.userId}/data`, { app: server.app, body: { attributes: { 'svc:app_variants': ['web'] } } });
+  const forBob = (await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], app_variant_id: 'ios' })).body.invitation;
+  t.equal((await as(server, bob).post(`/me/groups/${group.id}/invites/${forBob.id}/accept`)).status, 200);
+  t.same(variantsOf(bob.userId), ['web', 'ios'], 'accepted on /me');
+
+  const byLink = (await api.post(`/groups/${group.id}/invites`, { email: 'cy@example.com', roles: [], app_variant_id: 'android' })).body;
+  const redeemed = await server.request('GET', linkPath(byLink.link), { headers: { accept: 'application/json' } });
+  t.equal(redeemed.status, 200, redeemed.text);
+  t.same(variantsOf(byLink.invitation.ensured_user_id), ['android'], 'accepted through the link, by a user made for the invite');
+
+  const other = await groupOf(server, ada, 'Other');
+  const again = (await api.post(`/groups/${other.group.id}/invites`, { user_id: bob.userId, roles: [], app_variant_id: 'web' })).body.invitation;
+  await as(server, bob).post(`/me/groups/${other.group.id}/invites/${again.id}/accept`);
+  t.same(variantsOf(bob.userId), ['web', 'ios'], 'a variant the user has is not added twice');
+  const rejected = (await api.post(`/groups/${group.id}/invites`, { email: 'dee@example.com', roles: [], app_variant_id: 'tv' })).body.invitation;
+  t.equal(variantsOf(rejected.ensured_user_id), undefined, 'nothing before acceptance');
 });
