@@ -18,13 +18,17 @@ export function thenLimit(step: Step, limiter: RateLimiter, keyOf: (ctx: Request
 
 /**
  * The client's address: the connection's, or behind `trustedProxies` proxies the `X-Forwarded-For`
- * entry the farthest of them appended (entries left of it are the client's to write, so not believed).
+ * entry the farthest of them appended, without a port. Entries left of it are the client's to write,
+ * so not believed; with fewer entries than proxies the request did not come through them all, and the
+ * connection's address counts.
  */
 export function clientAddress(ctx: RequestContext, trustedProxies: number): string {
   const forwarded = trustedProxies === 0 ? undefined : ctx.headers['x-forwarded-for'];
   if (forwarded === undefined) return ctx.ip;
-  const hops = forwarded.split(',').map((entry) => entry.trim());
-  return hops[Math.max(0, hops.length - trustedProxies)] || ctx.ip;
+  const hops = forwarded.split(',');
+  if (hops.length < trustedProxies) return ctx.ip;
+  const entry = hops[hops.length - trustedProxies].trim();
+  return /^\[(.+)\]:\d+$/.exec(entry)?.[1] ?? /^([\d.]+):\d+$/.exec(entry)?.[1] ?? (entry || ctx.ip);
 }
 
 /** Limits by client address, before anything else runs (for the sign-in endpoints). */

@@ -99,10 +99,26 @@ t.test('create answers the client with one credential whose secret is shown this
   t.equal(list.body.results[0].credentials[0].secret, masked(credential.secret), 'the list masks it too');
 });
 
-t.test('a body without config gets the default scopes; description defaults to empty', async (t) => {
+const DEFAULT_CONFIG = {
+  allowed_origins: [],
+  redirect_uris: [],
+  post_logout_uris: [],
+  logo_uri: null,
+  logo_dark_mode_uri: null,
+  allowed_scopes: ['openid', 'profile', 'email'],
+  hub_title: null,
+  hub_dark_mode: 'auto',
+  hub_show_logos: true,
+  is_pkce_supported: true,
+};
+
+t.test('a body without config shows every config field SPEC names, at its default; description defaults to empty', async (t) => {
   const server = await startServer(t);
   const client = await createClient(server, { name: 'Bare' });
-  t.same(client.config, { allowed_scopes: ['openid', 'profile', 'email'] });
+  t.same(client.config, DEFAULT_CONFIG);
+  const echoed = await server.request('PUT', `${clientsPath(server.app)}/${client.id}`, { app: server.app, body: client });
+  t.equal(echoed.status, 200, 'a client read and sent back passes, its nulls included');
+  t.same(echoed.body.config, DEFAULT_CONFIG);
   t.equal(client.description, '');
   const empty = await createClient(server, { name: 'No scopes', config: { allowed_scopes: [] } });
   t.same(empty.config.allowed_scopes, [], 'an explicit empty list is kept');
@@ -171,7 +187,7 @@ t.test('invalid bodies answer 400 E_VALIDATION naming each bad field and change 
     ['hub title not a string', { name: 'a', config: { hub_title: 5 } }, ['config.hub_title']],
     ['show logos not a boolean', { name: 'a', config: { hub_show_logos: 'true' } }, ['config.hub_show_logos']],
     ['pkce not a boolean', { name: 'a', config: { is_pkce_supported: 1 } }, ['config.is_pkce_supported']],
-    ['known key null', { name: 'a', config: { hub_title: null } }, ['config.hub_title']],
+    ['known key null where no value is no default', { name: 'a', config: { hub_show_logos: null } }, ['config.hub_show_logos']],
     [
       'several at once',
       { description: 1, config: { redirect_uris: ['x'], hub_dark_mode: 'x', is_pkce_supported: 'yes' } },
@@ -213,7 +229,7 @@ t.test('PUT replaces name, description and config as a whole', async (t) => {
   t.equal(res.body.id, client.id);
   t.equal(res.body.name, 'Renamed');
   t.equal(res.body.description, '', 'an absent description is cleared');
-  t.same(res.body.config, { hub_dark_mode: 'enabled', allowed_scopes: ['openid', 'profile', 'email'] }, 'config replaced whole');
+  t.same(res.body.config, { ...DEFAULT_CONFIG, hub_dark_mode: 'enabled' }, 'config replaced whole');
   t.equal(res.body.created_at, client.created_at, 'created_at stays');
   t.equal(res.body.updated_at, '2026-03-01T12:01:00.000Z', 'updated_at moves');
   t.equal(res.body.credentials[0].client_id, client.credentials[0].client_id, 'credentials stay');

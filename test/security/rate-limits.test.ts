@@ -58,6 +58,12 @@ t.test('behind SVC_TRUSTED_PROXIES proxies the client is the X-Forwarded-For ent
   const twoHops = await startServer(t, { env: { SVC_RATE_LIMIT_HUB_IP: '0.001/1', SVC_TRUSTED_PROXIES: '2' } });
   t.equal((await keys(twoHops, '198.51.100.9, 203.0.113.5, 10.0.0.2')).status, 200);
   t.equal((await keys(twoHops, '198.51.100.7, 203.0.113.5, 10.0.0.2')).status, 429, 'the entry left of the outer proxy is the client');
+  t.equal((await keys(twoHops, '203.0.113.77')).status, 200, 'too few entries: the connection counts (its first request)');
+  t.equal((await keys(twoHops, '203.0.113.78')).status, 429, 'and an entry the client wrote does not make a new bucket');
+  t.equal((await keys(proxied, '203.0.113.9:5000')).status, 200);
+  t.equal((await keys(proxied, '203.0.113.9:5001')).status, 429, 'a port is no part of the client');
+  t.equal((await keys(proxied, '[2001:db8::1]:443')).status, 200);
+  t.equal((await keys(proxied, '2001:db8::1')).status, 429);
   const direct = await startServer(t, { env: { SVC_RATE_LIMIT_HUB_IP: '0.001/1' } });
   t.equal((await keys(direct, '203.0.113.1')).status, 200);
   t.equal((await keys(direct, '203.0.113.2')).status, 429, 'without trusted proxies the header counts for nothing');

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.js';
 import type { ActorRuntime, Turn } from '../../runtime/runtime.js';
-import type { UserDirectory } from '../users/directory.js';
+import { userLock, type UserDirectory } from '../users/directory.js';
+import type { Acting } from './acting.js';
 import { GroupEdit } from './edit.js';
 import { InviteIndex } from './invite-index.js';
 import { runHolding, type Hold } from './locking.js';
@@ -33,15 +34,22 @@ export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' 
   };
 }
 
-/** A turn over one group: holds its lock and `locks`, growing the set when the edit asks for more. */
+/**
+ * A turn over one group: holds its lock and `locks`, growing the set when the edit asks for more. A
+ * user acting (on `/me`) holds its own lock too, and its session is checked again once the turn has
+ * it: the user may have been signed out, disabled or deleted while the request waited.
+ */
 export function runEdit<T>(
   core: GroupsCore,
-  appId: string,
+  acting: Acting,
   groupId: string,
   locks: readonly string[],
   body: (edit: GroupEdit, turn: Turn) => T,
 ): Promise<T> {
-  return runHolding(core.runtime, [groupLock(appId, groupId), ...locks], (turn, hold: Hold) =>
-    body(new GroupEdit(core, turn, hold, appId, groupId), turn),
-  );
+  const { appId } = acting;
+  const own = acting.kind === 'user' ? [userLock(appId, acting.userId)] : [];
+  return runHolding(core.runtime, [groupLock(appId, groupId), ...own, ...locks], (turn, hold: Hold) => {
+    if (acting.kind === 'user') core.users.requireCaller(turn, appId, acting);
+    return body(new GroupEdit(core, turn, hold, appId, groupId), turn);
+  });
 }

@@ -46,7 +46,7 @@ export class GroupService {
   /** Replaces a group's fields; a user (an owner) also gets its own member, which the group's lock kept still. */
   async update(acting: Acting, groupId: string, fields: GroupFields): Promise<{ group: GroupView; member?: MemberView }> {
     const { appId } = acting;
-    return runEdit(this.core, appId, groupId, [], (edit, turn) => {
+    return runEdit(this.core, acting, groupId, [], (edit, turn) => {
       const member = acting.kind === 'user' ? edit.requireOwner(acting.userId) : undefined;
       this.core.names.remove(turn, appId, groupId, edit.group.context.name);
       this.core.names.add(turn, appId, groupId, fields.name);
@@ -58,7 +58,7 @@ export class GroupService {
   /** Deletes a group with all its members and invites (their links die, their users' profiles drop it). */
   async remove(acting: Acting, groupId: string): Promise<void> {
     const { appId } = acting;
-    await runEdit(this.core, appId, groupId, [], (edit, turn) => {
+    await runEdit(this.core, acting, groupId, [], (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const { runtime } = this.core;
       edit.deleteGroup(idsInGroup(runtime, MEMBER_KIND, appId, groupId), idsInGroup(runtime, INVITE_KIND, appId, groupId));

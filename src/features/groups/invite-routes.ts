@@ -30,8 +30,8 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
     return noContent();
   };
   const answer = (kind: 'accept' | 'reject') => async (ctx: RequestContext) => {
-    const { appId, userId } = callerUser(ctx);
-    return ok(showWrapper(await invites.answer(appId, userId, ctx.params.group, ctx.params.invite, kind)));
+    const { appId, userId, sessionId } = callerUser(ctx);
+    return ok(showWrapper(await invites.answer({ kind: 'user', appId, userId, sessionId }, ctx.params.group, ctx.params.invite, kind)));
   };
 
   return [

@@ -35,12 +35,14 @@ export function answerInvite(
   edit.requireVisibleTo(userId);
   const invite = edit.requireInvite(inviteId);
   if (invite.context.ensured_user_id !== userId) throw forbidden('Only the invited user may answer an invite');
+  const variant = answer === 'accept' ? invite.context.app_variant_id : undefined;
+  // Before anything changes: the variant is written to the user.
+  if (variant !== undefined) edit.hold([userLock(edit.appId, userId)]);
   const at = edit.turn.now;
   const event: InviteEvent = answer === 'accept' ? { type: 'invite.accept', by: userId, at } : { type: 'invite.reject', at };
   edit.sendInvite(inviteId, event);
   const member = edit.sendMember(invite.context.member_id, { type: answer === 'accept' ? 'member.accept' : 'member.reject', at });
-  const variant = invite.context.app_variant_id;
-  if (answer === 'accept' && variant !== undefined) joinVariant(core, edit, userId, variant);
+  if (variant !== undefined) joinVariant(core, edit, userId, variant);
   return { group: edit.finish(), member };
 }
 
@@ -50,7 +52,6 @@ export function answerInvite(
  */
 function joinVariant(core: GroupsCore, edit: GroupEdit, userId: string, variant: string): void {
   const { appId, turn } = edit;
-  edit.hold([userLock(appId, userId)]);
   // The turn's own view: a link's redemption signed the user in (or made it) earlier in this turn.
   const user = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
   if (!user) return;
@@ -83,7 +84,7 @@ export class InviteService {
     const memberId = newId('member');
     const target = userTarget(this.core.users, appId, request.ref);
     const locks = [inviteLock(appId, groupId, inviteId), memberLock(appId, groupId, memberId), ...target.locks];
-    return runEdit(this.core, appId, groupId, locks, (edit, turn) => {
+    return runEdit(this.core, acting, groupId, locks, (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const userId = target.resolve(turn, edit.hold);
       if (this.pendingInviteOf(edit, userId)) {
@@ -119,7 +120,7 @@ export class InviteService {
    */
   async update(acting: Acting, groupId: string, inviteId: string, request: InviteRequest): Promise<InviteView> {
     const { appId } = acting;
-    return runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
+    return runEdit(this.core, acting, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const current = edit.requireInvite(inviteId);
       this.requireSameUser(appId, current, request.ref);
@@ -140,7 +141,7 @@ export class InviteService {
   /** Deletes an invite; a pending one takes its pending member with it. */
   async remove(acting: Acting, groupId: string, inviteId: string): Promise<void> {
     const { appId } = acting;
-    await runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit) => {
+    await runEdit(this.core, acting, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       edit.removeInvite(inviteId);
       edit.finish();
@@ -148,8 +149,9 @@ export class InviteService {
   }
 
   /** `…/accept` and `…/reject` on `/me`: the invited user answers; the invite's link dies. */
-  async answer(appId: string, userId: string, groupId: string, inviteId: string, answer: 'accept' | 'reject') {
-    return runEdit(this.core, appId, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
+  async answer(acting: Acting & { kind: 'user' }, groupId: string, inviteId: string, answer: 'accept' | 'reject') {
+    const { appId, userId } = acting;
+    return runEdit(this.core, acting, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
       const answered = answerInvite(this.core, edit, inviteId, userId, answer);
       this.core.links.kill(turn, edit.requireInvite(inviteId));
       return answered;

@@ -22,7 +22,7 @@ export class MemberService {
     const { appId } = acting;
     const memberId = newId('member');
     const target = userTarget(this.core.users, appId, request.ref);
-    return runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId), ...target.locks], (edit, turn) => {
+    return runEdit(this.core, acting, groupId, [memberLock(appId, groupId, memberId), ...target.locks], (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const member = edit.addMember(memberId, {
         userId: target.resolve(turn, edit.hold),
@@ -41,7 +41,7 @@ export class MemberService {
    */
   async setRoles(acting: Acting, groupId: string, memberId: string, roles: string[]): Promise<MemberView> {
     const { appId } = acting;
-    return runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId)], (edit, turn) => {
+    return runEdit(this.core, acting, groupId, [memberLock(appId, groupId, memberId)], (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const inviteId = edit.requireMember(memberId).context.invite_id;
       const invite = inviteId === undefined ? undefined : edit.invite(inviteId);
@@ -61,7 +61,7 @@ export class MemberService {
   /** Owners remove anyone; any member may remove itself (leave). Never the last active owner. */
   async remove(acting: Acting, groupId: string, memberId: string): Promise<void> {
     const { appId } = acting;
-    await runEdit(this.core, appId, groupId, [memberLock(appId, groupId, memberId)], (edit) => {
+    await runEdit(this.core, acting, groupId, [memberLock(appId, groupId, memberId)], (edit) => {
       if (acting.kind === 'user' && edit.requireVisibleTo(acting.userId).context.id !== memberId) {
         edit.requireOwner(acting.userId);
       }

@@ -43,10 +43,10 @@ export const OidcConfigSchema = jsonRecord(
       allowed_origins: v.optional(listOf(HttpUrl, 'URLs')),
       redirect_uris: v.optional(listOf(RedirectUri, 'URLs')),
       post_logout_uris: v.optional(listOf(HttpUrl, 'URLs')),
-      logo_uri: v.optional(HttpUrl),
-      logo_dark_mode_uri: v.optional(HttpUrl),
+      logo_uri: v.optional(v.nullable(HttpUrl)),
+      logo_dark_mode_uri: v.optional(v.nullable(HttpUrl)),
       allowed_scopes: v.optional(listOf(Scope, 'scopes'), () => [...DEFAULT_SCOPES]),
-      hub_title: v.optional(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters'))),
+      hub_title: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters')))),
       hub_dark_mode: v.optional(v.picklist(HUB_DARK_MODES, `must be one of ${HUB_DARK_MODES.join(', ')}`)),
       hub_show_logos: v.optional(v.boolean('must be true or false')),
       is_pkce_supported: v.optional(v.boolean('must be true or false')),
@@ -57,6 +57,20 @@ export const OidcConfigSchema = jsonRecord(
 );
 
 export type OidcConfig = v.InferOutput<typeof OidcConfigSchema>;
+
+/** Every config field SPEC names, as a client shows it when it was not given (null: no value). */
+export const CONFIG_DEFAULTS: Readonly<OidcConfig> = Object.freeze({
+  allowed_origins: [],
+  redirect_uris: [],
+  post_logout_uris: [],
+  logo_uri: null,
+  logo_dark_mode_uri: null,
+  allowed_scopes: DEFAULT_SCOPES as string[],
+  hub_title: null,
+  hub_dark_mode: 'auto',
+  hub_show_logos: true,
+  is_pkce_supported: true,
+});
 
 const Name = v.pipe(
   v.string('must be a string'),

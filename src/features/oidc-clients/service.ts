@@ -12,7 +12,7 @@ import {
   type CredentialOptions,
   type StoredCredential,
 } from './credentials.js';
-import type { ClientBody, CredentialBody, OidcConfig } from './schemas.js';
+import { CONFIG_DEFAULTS, type ClientBody, type CredentialBody, type OidcConfig } from './schemas.js';
 
 interface StoredClient {
   id: string;
@@ -162,7 +162,7 @@ export class OidcClientService {
       app_id: client.app_id,
       name: client.name,
       description: client.description,
-      config: client.config,
+      config: { ...CONFIG_DEFAULTS, ...client.config },
       created_at: client.created_at,
       updated_at: client.updated_at,
       credentials: credentials.map((c) =>

@@ -54,8 +54,9 @@ export function sessionRoutes(deps: Deps): Route[] {
       before: [deps.requireUser],
       async handle(ctx) {
         const { sign_out_all } = parseJsonBody(ctx, SignOutSchema);
-        const { appId, userId, sessionId } = callerUser(ctx);
-        await signOut(deps, appId, userId, sign_out_all ? { kind: 'everywhere' } : { kind: 'session', sid: sessionId });
+        const caller = callerUser(ctx);
+        const { appId, userId, sessionId } = caller;
+        await signOut(deps, appId, userId, sign_out_all ? { kind: 'everywhere' } : { kind: 'session', sid: sessionId }, caller);
         return noContent();
       },
     },

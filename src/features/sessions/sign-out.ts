@@ -1,6 +1,7 @@
 import { userLock } from '../users/directory.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { Deps } from '../../deps.js';
+import type { SessionOf } from '../../auth/revocation.js';
 
 type SignOutDeps = Pick<Deps, 'runtime' | 'users' | 'sessions' | 'magicLinks' | 'config'>;
 
@@ -19,10 +20,13 @@ export function endSession(deps: SignOutDeps, turn: Turn, appId: string, userId:
   deps.sessions.endSession(turn, appId, userId, sid);
 }
 
-/** Signs a user out; 404 `E_USER_NOT_FOUND` for an unknown user. */
-export async function signOut(deps: SignOutDeps, appId: string, userId: string, scope: SignOutScope): Promise<void> {
+/**
+ * Signs a user out; 404 `E_USER_NOT_FOUND` for an unknown user. A user signing itself out (`caller`)
+ * is checked again in the turn, as every `/me` write is.
+ */
+export async function signOut(deps: SignOutDeps, appId: string, userId: string, scope: SignOutScope, caller?: SessionOf): Promise<void> {
   await deps.runtime.run([userLock(appId, userId)], (turn) => {
-    const user = deps.users.require(appId, userId);
+    const user = caller ? deps.users.requireCaller(turn, appId, caller) : deps.users.require(appId, userId);
     if (scope.kind === 'session') return endSession(deps, turn, appId, userId, scope.sid);
     if (scope.kind === 'everywhere') {
       // Past the watermark, like any session started since the last sign-out (SessionStore.start).
