@@ -57,3 +57,33 @@ t.test('a /me write that waited for its user does not land on the user re-create
     await server.request('DELETE', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app });
   }
 });
+
+t.test('a /me change that waited behind a sign-out everywhere is refused like the next request (401)', async (t) => {
+  const clock = manualClock(Date.now());
+  const server = await startServer(t, { clock });
+  const { userId, token } = await tokenFor(server, { user_id: 'owner' });
+  const me = (method: string, path: string, body?: object) =>
+    fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  const group = (await (await me('POST', '/me/groups', { name: 'Mine' })).json()).group;
+  const changes: Array<[string, string, object?]> = [
+    ['PUT', `/me/groups/${group.id}`, { name: 'Renamed' }],
+    ['DELETE', `/me/groups/${group.id}`],
+    ['POST', `/me/applications/${server.app.id}/signout`, { sign_out_all: false }],
+  ];
+  const locks = (server.deps.runtime as unknown as { locks: KeyLocks }).locks;
+  for (const [method, path, body] of changes) {
+    const release = await locks.acquire([userLock(server.app.id, userId)]);
+    const signedOut = server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body: { sign_out_all: true } });
+    await sleep(50);
+    const acted = me(method, path, body);
+    await sleep(50);
+    release();
+    t.equal((await signedOut).status, 204);
+    const answer = await acted;
+    t.equal(answer.status, 401, `${method} ${path}`);
+    t.equal((await answer.json()).code, 'E_TOKEN_REVOKED');
+    clock.advance(1000);
+    const { token: fresh } = await tokenFor(server, { user_id: userId });
+    t.equal((await server.request('GET', `/me/groups/${group.id}`, { token: fresh })).body.group.name, 'Mine', 'nothing changed');
+  }
+});

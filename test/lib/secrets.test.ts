@@ -1,6 +1,8 @@
 import t from 'tap';
 import { sameSecret } from '../../src/lib/secrets.js';
 
+// What this cannot show is the point of the function: that its time does not depend on where two
+// secrets differ (timing is never asserted in a test); it pins the equality it must still compute.
 t.test('sameSecret: equal strings only, whatever position the first difference is at', async (t) => {
   const secret = 'sec_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG';
   t.ok(sameSecret(secret, `${secret}`));

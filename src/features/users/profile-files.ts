@@ -40,8 +40,11 @@ export const isMediaType = (value: string) => value.length <= MEDIA_TYPE_LIMIT &
 export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Upload | string> {
   if (part.data.length === 0) return 'the file is empty';
   if (!isMediaType(part.contentType)) return `must have a content type of the form type/subtype, at most ${MEDIA_TYPE_LIMIT} characters`;
+  // Type and subtype are case-insensitive (RFC 9110 §8.3.1): kept in lower case, as they are compared.
+  const end = part.contentType.search(/[ \t;]|$/);
+  const contentType = part.contentType.slice(0, end).toLowerCase() + part.contentType.slice(end);
   if (spec.type === 'image') {
-    if (!part.contentType.startsWith('image/')) return 'must be an image (content type image/*)';
+    if (!contentType.startsWith('image/')) return 'must be an image (content type image/*)';
     try {
       // Decoded whole, as a preview will be: the header alone passes a truncated file or an SVG whose
       // drawing never ends, and every preview of it would fail after using the CPU.
@@ -51,7 +54,7 @@ export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Up
     }
   }
   const sha256 = createHash('sha256').update(part.data).digest('hex');
-  return { descriptor: { content_type: part.contentType, size: part.data.length, sha256 }, bytes: part.data };
+  return { descriptor: { content_type: contentType, size: part.data.length, sha256 }, bytes: part.data };
 }
 
 /**

@@ -264,6 +264,9 @@ t.test('accepting an invite signs the user into its app variant: the variant joi
   const again = (await api.post(`/groups/${other.group.id}/invites`, { user_id: bob.userId, roles: [], app_variant_id: 'web' })).body.invitation;
   await as(server, bob).post(`/me/groups/${other.group.id}/invites/${again.id}/accept`);
   t.same(variantsOf(bob.userId), ['web', 'ios'], 'a variant the user has is not added twice');
-  const rejected = (await api.post(`/groups/${group.id}/invites`, { email: 'dee@example.com', roles: [], app_variant_id: 'tv' })).body.invitation;
-  t.equal(variantsOf(rejected.ensured_user_id), undefined, 'nothing before acceptance');
+  const dee = await person(server, 'dee@example.com');
+  const rejected = (await api.post(`/groups/${group.id}/invites`, { user_id: dee.userId, roles: [], app_variant_id: 'tv' })).body.invitation;
+  t.equal(variantsOf(dee.userId), undefined, 'nothing before an answer');
+  t.equal((await as(server, dee).post(`/me/groups/${group.id}/invites/${rejected.id}/reject`)).status, 200);
+  t.equal(variantsOf(dee.userId), undefined, 'nor after a rejection');
 });

@@ -263,10 +263,21 @@ t.test('an upload whose content type is no media type is refused: it would go ba
       headers: { 'content-type': 'multipart/form-data; boundary=b' },
     });
     t.equal(res.status, 400, JSON.stringify(type));
+    t.match(res.body.field_errors.avatar, [/^must have a content type of the form type\/subtype/]);
   }
   t.equal((await server.request('GET', base, { app: server.app })).status, 404, 'nothing was stored');
-  const fine = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png; q="x y"' } }) });
+  // Raw: a Blob would lower-case the type itself.
+  const fine = await server.request('PUT', base, {
+    app: server.app,
+    rawBody: Buffer.concat([
+      Buffer.from('--b\r\nContent-Disposition: form-data; name="avatar"; filename="a.png"\r\nContent-Type: Image/PNG; q="x Y"\r\n\r\n'),
+      image,
+      Buffer.from('\r\n--b--\r\n'),
+    ]),
+    headers: { 'content-type': 'multipart/form-data; boundary=b' },
+  });
   t.equal(fine.status, 200, fine.text);
+  t.equal(fine.body.data.avatar.content_type, 'image/png; q="x Y"', 'type and subtype kept in lower case, parameters as given');
 });
 
 t.test('an image is decoded whole at upload: a truncated one is refused, not accepted and then failing every preview', async (t) => {
