@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Step } from '../http/route.js';
 import type { RequestContext } from '../http/context.js';
 import type { RateLimiter } from '../http/rate-limit.js';
@@ -28,7 +29,8 @@ export function clientAddress(ctx: RequestContext, trustedProxies: number): stri
   const hops = forwarded.split(',');
   if (hops.length < trustedProxies) return ctx.ip;
   const entry = hops[hops.length - trustedProxies].trim();
-  return /^\[(.+)\]:\d+$/.exec(entry)?.[1] ?? /^([\d.]+):\d+$/.exec(entry)?.[1] ?? (entry || ctx.ip);
+  const address = /^\[(.+)\]:\d+$/.exec(entry)?.[1] ?? /^([\d.]+):\d+$/.exec(entry)?.[1] ?? entry;
+  return isIP(address) ? address : ctx.ip;
 }
 
 /** Limits by client address, before anything else runs (for the sign-in endpoints). */

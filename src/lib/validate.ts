@@ -22,6 +22,9 @@ export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must
     message,
   );
 
+/** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters. */
+export const noControlCharacters = () => v.regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters');
+
 /** How much of a key an error names: an unknown key can be anything the caller sent, a secret included. */
 const SHOWN_KEY_LENGTH = 64;
 

@@ -198,3 +198,20 @@ t.test('any method on any path', async (t) => {
   if (outcome.failed) t.fail(`${String(outcome.errorInstance).slice(0, 500)}\nseed ${seed}`);
   t.equal((await server.request('GET', '/health')).status, 200, 'the server is still healthy');
 });
+
+t.test('names and attribute keys refuse control characters; public reads ignore a cache-buster', async (t) => {
+  const admin = 'admin-token-0123456789';
+  const server = await startServer(t, { env: { SVC_ADMIN_TOKEN: admin } });
+  const { token } = await tokenFor(server, { email: 'ctl@example.com' });
+  const refused = [
+    await server.request('POST', '/me/groups', { token, body: { name: 'a\u0000b' } }),
+    await server.request('POST', `/applications/${server.app.id}/oidc-clients`, { app: server.app, body: { name: 'line\nbreak' } }),
+    await server.request('POST', '/admin/applications', { headers: { authorization: `Bearer ${admin}` }, body: { name: 'bell\u0007' } }),
+    await server.request('PATCH', `/me/applications/${server.app.id}/data`, { token, body: { attributes: { 'ns:a\u0000b': ['x'] } } }),
+  ];
+  for (const res of refused) t.equal(res.status, 400, res.text);
+  t.equal((await server.request('GET', '/me/groups', { token })).body.total_results, 0);
+  for (const path of ['/health', '/metrics', '/hub/auth/keys', '/hub/auth/.well-known/oauth-authorization-server']) {
+    t.equal((await server.request('GET', `${path}?t=123`)).status, 200, path);
+  }
+});

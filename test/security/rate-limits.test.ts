@@ -64,6 +64,8 @@ t.test('behind SVC_TRUSTED_PROXIES proxies the client is the X-Forwarded-For ent
   t.equal((await keys(proxied, '203.0.113.9:5001')).status, 429, 'a port is no part of the client');
   t.equal((await keys(proxied, '[2001:db8::1]:443')).status, 200);
   t.equal((await keys(proxied, '2001:db8::1')).status, 429);
+  t.equal((await keys(proxied, 'garbage-1')).status, 200, 'what is no address: the connection counts');
+  t.equal((await keys(proxied, 'garbage-2')).status, 429);
   const direct = await startServer(t, { env: { SVC_RATE_LIMIT_HUB_IP: '0.001/1' } });
   t.equal((await keys(direct, '203.0.113.1')).status, 200);
   t.equal((await keys(direct, '203.0.113.2')).status, 429, 'without trusted proxies the header counts for nothing');

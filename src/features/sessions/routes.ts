@@ -22,12 +22,14 @@ export function sessionRoutes(deps: Deps): Route[] {
     {
       method: 'GET',
       path: '/hub/auth/keys',
+      // JWKS clients may add a cache-buster: ignored, as on the metadata.
+      query: 'ignored',
       async handle() {
         await deps.signingKeys.refresh();
         return ok(deps.signingKeys.jwks());
       },
     },
-    { method: 'GET', path: '/hub/auth/.well-known/oauth-authorization-server', handle: () => ok(discovery) },
+    { method: 'GET', path: '/hub/auth/.well-known/oauth-authorization-server', query: 'ignored', handle: () => ok(discovery) },
     {
       method: 'POST',
       path: '/hub/auth/token',

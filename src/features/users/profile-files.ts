@@ -36,6 +36,12 @@ const MEDIA_TYPE_LIMIT = 255;
 
 export const isMediaType = (value: string) => value.length <= MEDIA_TYPE_LIMIT && MEDIA_TYPE.test(value);
 
+/**
+ * Vector images are drawn, and a drawing can be made to take seconds of CPU (nested `<use>`), besides
+ * carrying scripts: image fields take raster images only, and no preview is drawn of a vector one.
+ */
+const isVector = async (bytes: Uint8Array) => (await sharp(bytes).metadata()).format === 'svg';
+
 /** An uploaded part ready to store, or the reason it does not fit the field. */
 export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Upload | string> {
   if (part.data.length === 0) return 'the file is empty';
@@ -46,8 +52,8 @@ export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Up
   if (spec.type === 'image') {
     if (!contentType.startsWith('image/')) return 'must be an image (content type image/*)';
     try {
-      // Decoded whole, as a preview will be: the header alone passes a truncated file or an SVG whose
-      // drawing never ends, and every preview of it would fail after using the CPU.
+      if (await isVector(part.data)) return 'must be a raster image (SVG is not taken)';
+      // Decoded whole, as a preview will be: the header alone passes a truncated file.
       await sharp(part.data).resize(PREVIEW_SIZES.small, PREVIEW_SIZES.small, { fit: 'inside' }).raw().toBuffer();
     } catch {
       return 'is not a readable image';
@@ -106,6 +112,7 @@ export class ProfileFiles {
     const edge = PREVIEW_SIZES[size];
     let bytes: Buffer;
     try {
+      if (await isVector(file.bytes)) throw new TypeError('a vector image');
       bytes = await sharp(file.bytes)
         .rotate()
         .resize(edge, edge, { fit: 'inside', withoutEnlargement: true })

@@ -289,3 +289,21 @@ t.test('an image is decoded whole at upload: a truncated one is refused, not acc
   t.equal(res.status, 400, res.text);
   t.same(res.body.field_errors, { avatar: ['is not a readable image'] });
 });
+
+t.test('image fields take raster images: an SVG is refused at once, however long it would take to draw', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f8/data`;
+  let svg = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="500" height="500"><defs><rect id="a0" width="1" height="1"/>';
+  for (let i = 1; i <= 12; i++) svg += `<g id="a${i}">${`<use xlink:href="#a${i - 1}"/>`.repeat(10)}</g>`;
+  svg += '</defs><use xlink:href="#a12"/></svg>';
+  for (const type of ['image/svg+xml', 'image/png']) {
+    const res = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: Buffer.from(svg), type } }) });
+    t.equal(res.status, 400, type);
+    t.same(res.body.field_errors, { avatar: ['must be a raster image (SVG is not taken)'] });
+  }
+  const file = await server.request('PUT', base, { app: server.app, rawBody: form({ contract: { bytes: Buffer.from(svg), type: 'image/svg+xml' } }) });
+  t.equal(file.status, 200, 'a file field takes it as a file');
+  await server.deps.apps.update(server.app.id, { schema: { ...schema, fields: { ...schema.fields, contract: { type: 'image' } } } });
+  const preview = await server.request('GET', `${base}/fields/contract?preview=small`, { app: server.app });
+  t.equal(preview.status, 400, 'and no preview is drawn of it');
+});
