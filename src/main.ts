@@ -9,7 +9,7 @@ import { failureText } from './lib/failure.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const release = claimDataDir(config.dataDir);
   const deps = await openServices(config);
   const server = createApp(deps);

@@ -272,10 +272,11 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       .flatMap((c) => (c.route.method === 'GET' && !c.route.changesState ? ['GET', 'HEAD'] : [c.route.method]));
     const error =
       allowed.length > 0
-        ? new ApiError(405, 'E_METHOD_NOT_ALLOWED', `Method ${ctx.method} is not allowed on ${ctx.path}`, {
+        ? // Never the path: it may hold a link's ID.
+          new ApiError(405, 'E_METHOD_NOT_ALLOWED', `Method ${ctx.method} is not allowed on this path`, {
             headers: { allow: [...new Set(allowed)].join(', ') },
           })
-        : new ApiError(404, 'E_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+        : new ApiError(404, 'E_NOT_FOUND', `No route for ${ctx.method} on this path`);
     send(ctx, errorReply(ctx, error), observe?.(ctx.route, ctx.method));
   });
 

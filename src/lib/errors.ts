@@ -72,11 +72,28 @@ export const unauthorized = (message = 'Missing or invalid credentials', code = 
 export const forbidden = (message = 'Not allowed') => new ApiError(403, 'E_FORBIDDEN', message);
 
 /** `notFound('user')` answers 404 `E_USER_NOT_FOUND`. */
+/** How much of a caller's key or ID an error shows: the caller may have sent a secret in its place. */
+const SHOWN_LENGTH = 64;
+/** What the service's own credentials look like (secrets, tokens, link IDs): long, of mixed case and digits. */
+const CREDENTIAL_LIKE = /^(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9])[A-Za-z0-9_.~+/=-]{24,}$/;
+/** The service's resource IDs (`user_01…`), which are no secret and worth showing whole. */
+const RESOURCE_ID = /^[a-z]+(_[a-z]+)*_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * A key or ID the caller chose, as an error names it: `""` for the empty one, its first 6 characters
+ * when it looks like a credential (a secret pasted where a name or an ID goes), else cut to 64.
+ */
+export function shownKey(key: string): string {
+  if (key === '') return '""';
+  if (CREDENTIAL_LIKE.test(key) && !RESOURCE_ID.test(key)) return `${key.slice(0, 6)}…`;
+  return key.length > SHOWN_LENGTH ? `${key.slice(0, SHOWN_LENGTH)}…` : key;
+}
+
 export const notFound = (resource: string, id?: string) =>
   new ApiError(
     404,
     `E_${resource.toUpperCase().replace(/[^A-Z0-9]+/g, '_')}_NOT_FOUND`,
-    id === undefined ? `${resource} not found` : `${resource} ${JSON.stringify(id)} not found`,
+    id === undefined ? `${resource} not found` : `${resource} ${JSON.stringify(shownKey(id))} not found`,
   );
 
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);

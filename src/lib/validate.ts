@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { addFieldError, validationError, type FieldErrors } from './errors.js';
+import { addFieldError, shownKey, validationError, type FieldErrors } from './errors.js';
 import type { RequestContext } from '../http/context.js';
 
 export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -25,12 +25,6 @@ export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must
 /** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters. */
 export const noControlCharacters = () => v.regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters');
 
-/** How much of a key an error names: an unknown key can be anything the caller sent, a secret included. */
-const SHOWN_KEY_LENGTH = 64;
-
-/** A key the caller chose, as an error names it: cut to 64 characters, and `""` for the empty one. */
-export const shownKey = (key: string) =>
-  key === '' ? '""' : key.length > SHOWN_KEY_LENGTH ? `${key.slice(0, SHOWN_KEY_LENGTH)}…` : key;
 
 /** `config.redirect_uris[1]`: where an issue lies, written the way a caller writes it; `body` for the whole input. */
 function issuePath(issue: v.BaseIssue<unknown>): string {

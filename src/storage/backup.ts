@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { openStore } from './store.js';
+import { openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
 import { servingProcess } from './server-claim.js';
 
@@ -28,6 +28,7 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
   const store = openStore(dataDir);
   try {
     await store.root.backup(staging, true);
+    ownerOnlyFile(join(staging, DATA_FILE));
     await syncToDisk(join(staging, DATA_FILE));
     await rename(join(staging, DATA_FILE), file);
     await syncToDisk(dirname(file));
@@ -55,6 +56,7 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   try {
     await mkdir(staging, { recursive: true });
     await copyFile(file, join(staging, DATA_FILE));
+    ownerOnlyFile(join(staging, DATA_FILE));
     await syncToDisk(join(staging, DATA_FILE));
     await checkBackup(staging, file);
     await rm(join(dataDir, LOCK_FILE), { force: true });

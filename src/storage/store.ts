@@ -1,5 +1,6 @@
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 export type { Database, Key };
 
@@ -28,9 +29,10 @@ export interface Store {
 }
 
 export function openStore(path: string): Store {
-  mkdirSync(path, { recursive: true });
+  mkdirSync(path, { recursive: true, mode: OWNER_ONLY_DIR });
   // noSubdir explicitly: lmdb-js would otherwise take a dotted directory name for a file name.
   const root = open({ path, compression: false, maxDbs: 64, noSubdir: false });
+  ownerOnly(path);
   const dbs = new Map<string, Database<any, Key>>();
   return {
     path,
@@ -69,6 +71,34 @@ export function openStore(path: string): Store {
     },
   };
 }
+
+const OWNER_ONLY_DIR = 0o700;
+const OWNER_ONLY_FILE = 0o600;
+
+/**
+ * The data dir, and the files in it, readable by their owner alone: they hold the pepper and the
+ * private signing keys, which would let any local account sign tokens for any user. Also for a data
+ * dir made before this rule, or by another tool.
+ */
+export function ownerOnly(dataDir: string): void {
+  restrict(dataDir, OWNER_ONLY_DIR);
+  for (const name of readdirSync(dataDir)) {
+    const file = join(dataDir, name);
+    if (statSync(file).isFile()) restrict(file, OWNER_ONLY_FILE);
+  }
+}
+
+/** Only its owner may change a file's mode: another account allowed to use the data dir leaves it as it is. */
+function restrict(path: string, mode: number): void {
+  try {
+    chmodSync(path, mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+  }
+}
+
+/** A backup file, as private as the data it copies. */
+export const ownerOnlyFile = (file: string) => restrict(file, OWNER_ONLY_FILE);
 
 /**
  * Decodes a value's bytes the way `db` decodes what it stores, for a caller that reads the bytes

@@ -102,6 +102,7 @@ t.test('backup while a server runs, restore into an empty dir, and the credentia
   const backedUp = await cli('backup', file);
   t.equal(backedUp.code, 0, backedUp.stderr);
   t.ok(existsSync(file));
+  t.equal(statSync(file).mode & 0o777, 0o600, 'a backup is as private as the data it copies');
   t.same(
     readdirSync(dir).filter((name) => name.startsWith('.backup-')),
     [],

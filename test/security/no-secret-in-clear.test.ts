@@ -80,3 +80,21 @@ t.test('secrets appear neither in the data dir, nor in debug logs, /metrics or e
   t.ok(stored.includes(viaApi.key), 'the scan sees stored text (the publishable key)');
   for (const secret of secrets) t.notOk(stored.includes(secret), `the data dir does not hold ${secret.slice(0, 6)}…`);
 });
+
+t.test('a secret sent where a name or an ID goes is not echoed back; a path is never in an error message', async (t) => {
+  const server = await startServer(t);
+  const { secret } = server.app;
+  const answers = [
+    await server.request('POST', '/hub/auth/token', { body: { [secret]: 1 } }),
+    await server.request('PATCH', `/applications/${server.app.id}/users/u1/data`, { app: server.app, body: { attributes: { [secret]: ['x'] } } }),
+    await server.request('GET', `/applications/${server.app.id}/oidc-clients/${secret}`, { app: server.app }),
+    await server.request('POST', '/hub/auth/magic/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg'),
+  ];
+  for (const answer of answers) {
+    t.ok(answer.status >= 400, answer.text);
+    t.notMatch(answer.text, secret.slice(6), 'not the secret, beyond its first characters');
+  }
+  t.notMatch(answers[3].text, 'AbCdEfGh', 'the 405 names no path');
+  const user = await server.request('GET', `/applications/${server.app.id}/users/user_01M829W01FW09S9KP2C2D8G2PF/data`, { app: server.app });
+  t.match(user.body.message, 'user_01M829W01FW09S9KP2C2D8G2PF', 'a resource ID is shown whole');
+});

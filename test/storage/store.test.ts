@@ -1,5 +1,7 @@
 import t from 'tap';
 import { decodeValue, openStore } from '../../src/storage/store.js';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const store = openStore(t.testdir());
 t.teardown(() => store.close());
@@ -59,4 +61,15 @@ t.test('a commit resolves only once its writes are flushed to disk, not merely c
     await store.commit(() => db.put('n', i));
     t.equal(await alreadyFlushed(), true, `commit ${i}`);
   }
+});
+
+t.test('a data dir and its files are its owner\'s alone: they hold the pepper and the signing keys', async (t) => {
+  const dir = join(t.testdir(), 'private');
+  mkdirSync(dir, { mode: 0o755 });
+  writeFileSync(join(dir, 'stray'), 'x', { mode: 0o644 });
+  const opened = openStore(dir);
+  t.teardown(() => opened.close());
+  await opened.commit(() => opened.db('x').put('k', 1));
+  t.equal(statSync(dir).mode & 0o777, 0o700, 'a dir made open before is closed at the next open');
+  for (const name of readdirSync(dir)) t.equal(statSync(join(dir, name)).mode & 0o777, 0o600, name);
 });

@@ -1,7 +1,6 @@
 import { MAX_EMAIL_LENGTH } from './addresses.js';
-import { addFieldError, validationError, type FieldErrors } from '../../lib/errors.js';
+import { addFieldError, shownKey, validationError, type FieldErrors } from '../../lib/errors.js';
 import { jsonEqual } from '../../lib/json-equal.js';
-import { shownKey } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
 import { fieldSpec } from './profile-views.js';

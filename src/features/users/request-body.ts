@@ -1,7 +1,7 @@
-import { addFieldError, type FieldErrors } from '../../lib/errors.js';
+import { addFieldError, shownKey, type FieldErrors } from '../../lib/errors.js';
 import type { FilePart, ParsedBody } from '../../http/context.js';
 import { readJsonString, readJsonText, type JsonRead } from '../../http/body.js';
-import { isPlainObject, shownKey } from '../../lib/validate.js';
+import { isPlainObject } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from './profile-views.js';
 import { isFileField, updateFailed, type ProfileChange, type Upload } from './profile-change.js';
