@@ -21,11 +21,26 @@ const ORIGIN = /^https?:\/\/[^/\s?#]+$/i;
 
 const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+function isBaseUrl(text: string): boolean {
+  // What is no URL at all has its own message.
+  if (!URL.canParse(text)) return true;
+  const url = new URL(text);
+  return !/\s/.test(text) && url.search === '' && url.hash === '' && !text.includes('#') && !text.includes('?') && url.username === '' && url.password === '';
+}
+
 const EnvSchema = v.object({
   PORT: v.optional(intFromEnv(0, 65535), '3000'),
   HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
   SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
-  SVC_PUBLIC_URL: v.optional(v.pipe(v.string(), v.url('must be an absolute URL'), v.regex(/^https?:\/\//i, 'must be an http(s) URL'))),
+  SVC_PUBLIC_URL: v.optional(
+    v.pipe(
+      v.string(),
+      v.url('must be an absolute URL'),
+      v.regex(/^https?:\/\//i, 'must be an http(s) URL'),
+      // Links and the issuer are built by appending paths to it.
+      v.check(isBaseUrl, 'must be a base URL: no query, fragment, user name or password, no spaces'),
+    ),
+  ),
   SVC_ADMIN_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
   SVC_BRAND: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/, 'lowercase letters and digits only')), 'svc'),
   SVC_LOG_LEVEL: v.optional(v.picklist(levels), 'info'),

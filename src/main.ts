@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { loadConfig, ConfigError } from './config.js';
+import { loadConfig, ConfigError, type Config } from './config.js';
 import { openServices, closeServices } from './services.js';
 import { createApp } from './app.js';
 import { ensureDefaultApplication } from './features/applications/bootstrap.js';
@@ -7,13 +7,23 @@ import { isUnobservedCommitFailure } from './storage/store.js';
 import { claimDataDir } from './storage/server-claim.js';
 import { failureText } from './lib/failure.js';
 
+/** Opens the data dir and listens. */
+async function start(config: Config) {
+  const deps = await openServices(config);
+  const server = createApp(deps);
+  const port = await server.listen(config.host, config.port);
+  return { deps, server, port };
+}
+
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const release = claimDataDir(config.dataDir);
-  const deps = await openServices(config);
-  const server = createApp(deps);
-  const port = await server.listen(config.host, config.port);
+  const { deps, server, port } = await start(config).catch((error: unknown) => {
+    // A start that failed leaves no claim behind: the next one must not find the dir "served".
+    release();
+    throw error;
+  });
   // Only once listening: a start that fails on its port must not use up the one showing of the secret.
   const created = await ensureDefaultApplication(deps.apps);
   if (created) {

@@ -11,6 +11,10 @@ export async function loadPepper(store: Store): Promise<Buffer> {
   const meta = store.db('meta');
   const existing = meta.get(PEPPER_KEY) as Uint8Array | undefined;
   if (existing) return Buffer.from(existing);
+  // A new pepper would leave every stored secret (credentials, refresh tokens, links) unmatchable.
+  if (store.hasDb('apps') && store.db('apps').getKeysCount({ limit: 1 }) > 0) {
+    throw new Error(`${store.path} holds applications but no secret pepper: restore it from a backup`);
+  }
   const pepper = randomBytes(32);
   await store.commit(() => meta.put(PEPPER_KEY, pepper));
   return pepper;

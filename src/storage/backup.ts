@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
 import { servingProcess } from './server-claim.js';
@@ -14,15 +14,23 @@ export class BackupError extends Error {}
 const holdsData = (dataDir: string) => existsSync(join(dataDir, DATA_FILE));
 
 /**
+ * Whether `file` would be written inside `dir`, whatever path names either (symbolic links, `..`):
+ * a backup there could replace the live data file or the server's claim.
+ */
+function isInside(file: string, dir: string): boolean {
+  const home = realpathSync(dir);
+  const target = join(realpathSync(dirname(resolve(file))), basename(file));
+  return target === home || target.startsWith(home + sep);
+}
+
+/**
  * Writes a consistent, compacted copy of the data dir's environment to `file` (one LMDB read
  * transaction, so a running server may keep writing). The copy is made beside `file` and renamed
  * into place, so `file` is either absent or complete.
  */
 export async function backupDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
   if (!holdsData(dataDir)) throw new BackupError(`${dataDir} holds no data to back up`);
-  if ([DATA_FILE, LOCK_FILE].some((name) => resolve(dataDir, name) === resolve(file))) {
-    throw new BackupError(`${file} is the data dir's own file; back up to a file outside ${dataDir}`);
-  }
+  if (isInside(file, dataDir)) throw new BackupError(`${file} is inside the data dir; back up to a file outside ${dataDir}`);
   if (existsSync(file) && !options.force) throw new BackupError(`${file} exists; pass --force to overwrite it`);
   const staging = await mkdtemp(join(dirname(file), '.backup-'));
   const store = openStore(dataDir);

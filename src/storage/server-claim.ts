@@ -39,7 +39,8 @@ export function claimDataDir(dataDir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = servingProcess(dataDir);
-      if (holder !== undefined) {
+      // Our own PID names a process that died before us: a container's PID 1 gets the same PID each start.
+      if (holder !== undefined && holder !== process.pid) {
         throw new DataDirInUse(`${dataDir} is served by process ${holder}; stop it first (or remove ${path} if no server runs)`);
       }
       unlinkSync(path);

@@ -1,5 +1,7 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { compiledService } from '../helpers/build.js';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
@@ -18,8 +20,13 @@ t.test('one server per data dir: a second is refused, a killed one\'s claim is t
 
   const backup = join(dir, 'backup.mdb');
   t.equal((await runCli(['backup', backup], { dataDir })).code, 0, 'a backup beside a running server is fine');
-  const ontoLive = await runCli(['backup', join(dataDir, 'data.mdb'), '--force'], { dataDir });
-  t.equal(ontoLive.code, 1, 'a backup never replaces the data dir\'s own file');
+  const alias = join(dir, 'alias');
+  symlinkSync(dataDir, alias);
+  for (const target of [join(dataDir, 'data.mdb'), join(dataDir, 'server.pid'), join(alias, 'data.mdb'), join(dataDir, '..', 'data', 'new.mdb')]) {
+    const ontoLive = await runCli(['backup', target, '--force'], { dataDir });
+    t.equal(ontoLive.code, 1, `a backup is never written inside the data dir: ${target}`);
+  }
+  t.equal(readFileSync(join(dataDir, 'server.pid'), 'utf8'), String(first.child.pid), 'the claim is untouched');
   const restore = await runCli(['restore', backup, '--force'], { dataDir });
   t.equal(restore.code, 1, 'a restore under a running server is refused, --force or not');
   t.match(restore.stderr, /is served by process/);
@@ -50,9 +57,30 @@ t.test('one server per port: a second on the port in use does not start, whateve
   const first = await startChildServer(t, { dataDir: join(dir, 'a'), env: { PORT: port } });
   const second = await runEntry('main', [], { dataDir: join(dir, 'b'), env: { HOST: '127.0.0.1', PORT: port } });
   t.equal(second.code, 1, 'refused rather than sharing the port');
-  t.match(second.stderr, /^Cannot start: Cannot listen on 127\.0\.0\.1:\d+ \(is the port in use\?\)\n$/);
+  t.notOk(existsSync(join(dir, 'b', 'server.pid')), 'a start that failed leaves no claim behind');
+  t.match(second.stderr, /^Cannot start: Cannot listen on 127\.0\.0\.1:\d+ \(is the port in use, or the host not an address of this machine\?\)\n$/);
   t.equal(second.stdout, '', 'the failed start showed no secret');
   for (let i = 0; i < 10; i++) t.equal((await fetch(`${first.url}/health`)).status, 200);
   const elsewhere = await startChildServer(t, { dataDir: join(dir, 'b') });
   t.ok(elsewhere.defaultApp, 'the first start that listens is the one that makes and shows the default application');
+});
+
+t.test('a claim naming the starting process itself is a leftover: a container\'s PID 1 restarts on its data dir', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const main = join(await compiledService(), 'src', 'main.js');
+  // The shell writes its own PID as the claim, then becomes the server under that same PID.
+  const child = spawn('/bin/sh', ['-c', 'mkdir -p "$1" && echo $$ > "$1/server.pid" && exec "$0" "$2"', process.execPath, dataDir, main], {
+    env: { ...process.env, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => child.kill('SIGKILL'));
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const outcome = await new Promise<string>((resolve) => {
+    child.stdout.on('data', () => /"msg":"listening"/.test(output) && resolve('listening'));
+    child.once('exit', (code) => resolve(`exited ${code}: ${output}`));
+  });
+  t.equal(outcome, 'listening');
+  t.equal(readFileSync(join(dataDir, 'server.pid'), 'utf8'), String(child.pid), 'and it holds the claim');
 });
