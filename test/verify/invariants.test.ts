@@ -109,3 +109,35 @@ t.test('`svc verify` answers 0 on a sound data dir and 1 with the problems on a 
   t.equal(broken.code, 1);
   t.match(JSON.parse(broken.stdout).problems, [/counter says 7, recount finds 1/]);
 });
+
+t.test('damage that lookups and listings trust is reported: credential list, group names, invite index, described files, a missing app', async (t) => {
+  const server = await startServer(t);
+  const { deps } = server;
+  const appId = server.app.id;
+  const api = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${appId}${path}`, { app: server.app, body });
+  const group = (await api('POST', '/groups', { name: 'Team' })).body;
+  await api('PUT', '/users/u1/data', { data: { email: 'u1@example.com' } });
+  await api('POST', `/groups/${group.id}/invites`, { user_id: 'u1', roles: [] });
+  t.same(verifyStore(deps, allInvariants).problems, []);
+
+  const damage = async (write: () => void, patterns: RegExp[], repair: () => void) => {
+    await deps.store.commit(write);
+    problemsAre(t, verifyStore(deps, allInvariants).problems, patterns);
+    await deps.store.commit(repair);
+  };
+  const index = deps.store.db('app_credentials');
+  await damage(() => index.remove([appId, server.app.key]), [/app credentials: credential key_.* missing from its application's list/], () => index.put([appId, server.app.key], true));
+  const names = deps.store.db('group_names');
+  await damage(() => names.put([appId, 'ghost', 'group_gone'], true), [/group indexes: name entry .*ghost.* does not name its group/], () => names.remove([appId, 'ghost', 'group_gone']));
+  await damage(() => names.remove([appId, 'team', group.id]), [/group indexes: group .* has no name entry/], () => names.put([appId, 'team', group.id], true));
+  const invites = deps.store.db('group_invites_by_user');
+  await damage(() => invites.put([appId, group.id, 'u1', 'invite_gone'], true), [/group indexes: invite index entry .*invite_gone.* names no invite/], () => invites.remove([appId, group.id, 'u1', 'invite_gone']));
+  const apps = deps.store.db('apps');
+  const app = apps.get(appId);
+  await damage(
+    () => apps.remove(appId),
+    [/app credentials: credential .* belongs to application .* which does not exist/, /profile read model: user u1 belongs to application .* which does not exist/],
+    () => apps.put(appId, app),
+  );
+  t.same(verifyStore(deps, allInvariants).problems, []);
+});

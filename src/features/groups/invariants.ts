@@ -73,6 +73,29 @@ export const groupInvariants: Invariant[] = [
     },
   },
   {
+    name: 'group indexes',
+    // Lookups trust them: an entry naming a missing group or invite answers 404 to a list.
+    check(deps) {
+      const problems: string[] = [];
+      const named = new Set<string>();
+      for (const key of deps.store.db('group_names').getKeys({})) {
+        const [appId, name, groupId] = key as [string, string, string];
+        named.add(JSON.stringify([appId, groupId]));
+        const group = deps.runtime.read<GroupContext>(GROUP_KIND, [appId, groupId]);
+        if (group?.context.name.toLowerCase() !== name) problems.push(`name entry ${JSON.stringify(key)} does not name its group`);
+      }
+      for (const group of all<GroupContext>(deps, GROUP_KIND)) {
+        if (!named.has(JSON.stringify(group.key))) problems.push(`group ${group.context.id} has no name entry`);
+      }
+      for (const key of deps.store.db('group_invites_by_user').getKeys({})) {
+        const [appId, groupId, userId, inviteId] = key as [string, string, string, string];
+        const invite = deps.runtime.read<InviteContext>(INVITE_KIND, [appId, groupId, inviteId]);
+        if (invite?.context.ensured_user_id !== userId) problems.push(`invite index entry ${JSON.stringify(key)} names no invite of that user`);
+      }
+      return problems;
+    },
+  },
+  {
     name: 'profile groups',
     check(deps) {
       const problems: string[] = [];

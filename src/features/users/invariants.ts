@@ -66,8 +66,13 @@ export const userInvariants: Invariant[] = [
           problems.push(`record of ${userId} of ${appId} is unreadable: ${error}`);
           continue;
         }
+        const app = deps.apps.get(appId);
+        if (!app) {
+          problems.push(`user ${userId} belongs to application ${appId}, which does not exist`);
+          continue;
+        }
         const prepared = deps.profiles.platformBytes(appId, userId)!;
-        const { platformHead, meHead, tail } = deps.profiles.renderBodies(user, deps.apps.require(appId).schema);
+        const { platformHead, meHead, tail } = deps.profiles.renderBodies(user, app.schema);
         const groups = deps.profiles.groupsJson(appId, userId);
         const access = deps.profiles.signedInView(appId, userId)?.access;
         const listed = encodeGroupEntries(deps.profiles.groupEntries(appId, userId));
@@ -94,6 +99,13 @@ export const userInvariants: Invariant[] = [
         const described = deps.users.get(appId, userId)?.context.data[field];
         if (!isFileDescriptor(described) || described.sha256 !== value.sha256) {
           problems.push(`stored file ${field} of ${userId} of ${appId} is not what its profile describes`);
+        }
+      }
+      for (const { appId, userId, user } of storedUsers(deps)) {
+        for (const [field, value] of Object.entries(user?.context.data ?? {})) {
+          if (isFileDescriptor(value) && files.get([appId, userId, field])?.sha256 !== value.sha256) {
+            problems.push(`file ${field} of ${userId} of ${appId} is described in its profile but not stored`);
+          }
         }
       }
       return problems;

@@ -307,3 +307,14 @@ t.test('image fields take raster images: an SVG is refused at once, however long
   const preview = await server.request('GET', `${base}/fields/contract?preview=small`, { app: server.app });
   t.equal(preview.status, 400, 'and no preview is drawn of it');
 });
+
+t.test('verify reports a file a profile describes that is not stored', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const appId = server.app.id;
+  const image = await png(10, 10, '#0c0');
+  await server.request('PUT', `/applications/${appId}/users/f9/data`, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png' } }) });
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+  const files = server.deps.store.db('user_files');
+  await server.deps.store.commit(() => files.remove([appId, 'f9', 'avatar']));
+  t.match(verifyStore(server.deps, allInvariants).problems, [/profile files: file avatar of f9 .* described in its profile but not stored/]);
+});
