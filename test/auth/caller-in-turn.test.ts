@@ -4,7 +4,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { manualClock } from '../../src/lib/clock.js';
 import { userLock } from '../../src/features/users/directory.js';
-import type { KeyLocks } from '../../src/runtime/locks.js';
+import { holdLocks } from '../helpers/locks.js';
 
 /**
  * A `/me` request is authenticated before its turn waits for the user's lock. Holding that lock, the
@@ -13,8 +13,7 @@ import type { KeyLocks } from '../../src/runtime/locks.js';
  */
 async function behindRecreation(t: { equal(found: unknown, wanted: unknown): void }, server: TestServer, clock: ReturnType<typeof manualClock>, mine: (token: string) => Promise<Response>) {
   const { userId, token } = await tokenFor(server, { user_id: 'reborn' });
-  const locks = (server.deps.runtime as unknown as { locks: KeyLocks }).locks;
-  const release = await locks.acquire([userLock(server.app.id, userId)]);
+  const release = await holdLocks(server, [userLock(server.app.id, userId)]);
   const platform = (method: string, body?: object) =>
     fetch(`${server.url}/applications/${server.app.id}/users/${userId}/data`, {
       method,
@@ -70,9 +69,8 @@ t.test('a /me change that waited behind a sign-out everywhere is refused like th
     ['DELETE', `/me/groups/${group.id}`],
     ['POST', `/me/applications/${server.app.id}/signout`, { sign_out_all: false }],
   ];
-  const locks = (server.deps.runtime as unknown as { locks: KeyLocks }).locks;
   for (const [method, path, body] of changes) {
-    const release = await locks.acquire([userLock(server.app.id, userId)]);
+    const release = await holdLocks(server, [userLock(server.app.id, userId)]);
     const signedOut = server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body: { sign_out_all: true } });
     await sleep(50);
     const acted = me(method, path, body);

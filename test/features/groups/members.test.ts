@@ -5,7 +5,7 @@ import { allInvariants } from '../../../src/verify/all.js';
 import { as, assertProfilesConsistent, groupOf, person, platform } from './helpers.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { userLock } from '../../../src/features/users/directory.js';
-import type { KeyLocks } from '../../../src/runtime/locks.js';
+import { holdLocks } from '../../helpers/locks.js';
 
 t.test('platform member create: by user_id, email or phone; first member gets owner', async (t) => {
   const server = await startServer(t);
@@ -224,8 +224,7 @@ t.test('a user deleted right after joining many groups: the deletion catches up 
   const ada = await person(server, 'ada@example.com');
   const groups = await Promise.all(Array.from({ length: 10 }, async (_, i) => (await api.post('/groups', { name: `J${i}` })).body.id as string));
   // The joins queue on ada's lock, then the deletion behind them: it named its locks before any join committed.
-  const locks = (server.deps.runtime as unknown as { locks: KeyLocks }).locks;
-  const release = await locks.acquire([userLock(server.app.id, ada.userId)]);
+  const release = await holdLocks(server, [userLock(server.app.id, ada.userId)]);
   const joins = groups.map((groupId) => api.post(`/groups/${groupId}/members`, { user_id: ada.userId, roles: [] }));
   await sleep(100);
   const deleted = server.request('DELETE', `/applications/${server.app.id}/users/${ada.userId}/data`, { app: server.app });
