@@ -25,7 +25,7 @@ function isBaseUrl(text: string): boolean {
   // What is no URL at all has its own message.
   if (!URL.canParse(text)) return true;
   const url = new URL(text);
-  return !/\s/.test(text) && url.search === '' && url.hash === '' && !text.includes('#') && !text.includes('?') && url.username === '' && url.password === '';
+  return !/[\s?#]/.test(text) && url.username === '' && url.password === '';
 }
 
 const EnvSchema = v.object({

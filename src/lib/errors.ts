@@ -71,7 +71,6 @@ export const unauthorized = (message = 'Missing or invalid credentials', code = 
 
 export const forbidden = (message = 'Not allowed') => new ApiError(403, 'E_FORBIDDEN', message);
 
-/** `notFound('user')` answers 404 `E_USER_NOT_FOUND`. */
 /** How much of a caller's key or ID an error shows: the caller may have sent a secret in its place. */
 const SHOWN_LENGTH = 64;
 /** What the service's own credentials look like (secrets, tokens, link IDs): long, of mixed case and digits. */
@@ -89,6 +88,7 @@ export function shownKey(key: string): string {
   return key.length > SHOWN_LENGTH ? `${key.slice(0, SHOWN_LENGTH)}…` : key;
 }
 
+/** `notFound('user')` answers 404 `E_USER_NOT_FOUND`. */
 export const notFound = (resource: string, id?: string) =>
   new ApiError(
     404,
