@@ -4,6 +4,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { manualClock } from '../../src/lib/clock.js';
 import { userLock } from '../../src/features/users/directory.js';
+import { groupLock } from '../../src/features/groups/keys.js';
 import { holdLocks } from '../helpers/locks.js';
 
 /**
@@ -61,22 +62,37 @@ t.test('a /me change that waited behind a sign-out everywhere is refused like th
   const clock = manualClock(Date.now());
   const server = await startServer(t, { clock });
   const { userId, token } = await tokenFor(server, { user_id: 'owner' });
-  const me = (method: string, path: string, body?: object) =>
-    fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
-  const group = (await (await me('POST', '/me/groups', { name: 'Mine' })).json()).group;
-  const changes: Array<[string, string, object?]> = [
+  const as = (bearer: string) => (method: string, path: string, body?: object) =>
+    fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  const group = (await (await as(token)('POST', '/me/groups', { name: 'Mine' })).json()).group;
+  const signOutEverywhere = () =>
+    server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body: { sign_out_all: true } });
+  const changes: Array<[string, string, object | undefined]> = [
     ['PUT', `/me/groups/${group.id}`, { name: 'Renamed' }],
-    ['DELETE', `/me/groups/${group.id}`],
+    ['DELETE', `/me/groups/${group.id}`, undefined],
     ['POST', `/me/applications/${server.app.id}/signout`, { sign_out_all: false }],
   ];
   for (const [method, path, body] of changes) {
-    const release = await holdLocks(server, [userLock(server.app.id, userId)]);
-    const signedOut = server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body: { sign_out_all: true } });
-    await sleep(50);
-    const acted = me(method, path, body);
-    await sleep(50);
-    release();
-    t.equal((await signedOut).status, 204);
+    clock.advance(1000);
+    const me = as((await tokenFor(server, { user_id: userId })).token);
+    let acted: Promise<Response>;
+    if (path.startsWith('/me/groups')) {
+      // A group change waits for its group; the sign-out, a write to the user, passes it meanwhile.
+      const release = await holdLocks(server, [groupLock(server.app.id, group.id)]);
+      acted = me(method, path, body);
+      await sleep(50);
+      t.equal((await signOutEverywhere()).status, 204);
+      release();
+    } else {
+      // The user's own sign-out waits for the user, behind the sign-out everywhere.
+      const release = await holdLocks(server, [userLock(server.app.id, userId)]);
+      const signedOut = signOutEverywhere();
+      await sleep(50);
+      acted = me(method, path, body);
+      await sleep(50);
+      release();
+      t.equal((await signedOut).status, 204);
+    }
     const answer = await acted;
     t.equal(answer.status, 401, `${method} ${path}`);
     t.equal((await answer.json()).code, 'E_TOKEN_REVOKED');

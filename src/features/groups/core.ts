@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { ActorRuntime, Turn } from '../../runtime/runtime.js';
-import { userLock, type UserDirectory } from '../users/directory.js';
+import type { UserDirectory } from '../users/directory.js';
 import type { Acting } from './acting.js';
 import { GroupEdit } from './edit.js';
 import { InviteIndex } from './invite-index.js';
@@ -36,8 +36,9 @@ export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' 
 
 /**
  * A turn over one group: holds its lock and `locks`, growing the set when the edit asks for more. A
- * user acting (on `/me`) holds its own lock too, and its session is checked again once the turn has
- * it: the user may have been signed out, disabled or deleted while the request waited.
+ * user acting (on `/me`) has its session checked again once the turn runs: it may have been signed
+ * out, disabled, or deleted and re-created while the request waited for the group. (Its deletion
+ * holds this group's lock too, as every `/me` change to a group is made by one of its members.)
  */
 export function runEdit<T>(
   core: GroupsCore,
@@ -47,9 +48,8 @@ export function runEdit<T>(
   body: (edit: GroupEdit, turn: Turn) => T,
 ): Promise<T> {
   const { appId } = acting;
-  const own = acting.kind === 'user' ? [userLock(appId, acting.userId)] : [];
-  return runHolding(core.runtime, [groupLock(appId, groupId), ...own, ...locks], (turn, hold: Hold) => {
-    if (acting.kind === 'user') core.users.requireCaller(turn, appId, acting);
+  return runHolding(core.runtime, [groupLock(appId, groupId), ...locks], (turn, hold: Hold) => {
+    if (acting.kind === 'user') core.users.checkCaller(appId, acting);
     return body(new GroupEdit(core, turn, hold, appId, groupId), turn);
   });
 }

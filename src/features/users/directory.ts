@@ -89,6 +89,15 @@ export class UserDirectory {
     return user!;
   }
 
+  /**
+   * `requireUser`'s checks again from what is committed, for a `/me` turn over something other than the
+   * caller's user (a group), which need not hold its lock: a sign-out committed meanwhile could as well
+   * have come just after. 401 as from `requireUser`.
+   */
+  checkCaller(appId: string, caller: SessionOf): void {
+    assertSessionHolds(this.views.signedInView(appId, caller.userId)?.access, caller.sessionId);
+  }
+
   /** Sends one event to a user; indexes and views follow. 404 for an unknown user. */
   change(turn: Turn, appId: string, userId: string, event: UserEvent): UserView {
     const before = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
