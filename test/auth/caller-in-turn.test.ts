@@ -1,11 +1,10 @@
 import t from 'tap';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { manualClock } from '../../src/lib/clock.js';
 import { userLock } from '../../src/features/users/directory.js';
 import { groupLock } from '../../src/features/groups/keys.js';
-import { holdLocks } from '../helpers/locks.js';
+import { holdLocks, queueOn } from '../helpers/locks.js';
 
 /**
  * A `/me` request is authenticated before its turn waits for the user's lock. Holding that lock, the
@@ -14,7 +13,8 @@ import { holdLocks } from '../helpers/locks.js';
  */
 async function behindRecreation(t: { equal(found: unknown, wanted: unknown): void }, server: TestServer, clock: ReturnType<typeof manualClock>, mine: (token: string) => Promise<Response>) {
   const { userId, token } = await tokenFor(server, { user_id: 'reborn' });
-  const release = await holdLocks(server, [userLock(server.app.id, userId)]);
+  const lock = userLock(server.app.id, userId);
+  const release = await holdLocks(server, [lock]);
   const platform = (method: string, body?: object) =>
     fetch(`${server.url}/applications/${server.app.id}/users/${userId}/data`, {
       method,
@@ -22,16 +22,13 @@ async function behindRecreation(t: { equal(found: unknown, wanted: unknown): voi
       body: body && JSON.stringify(body),
     });
   clock.advance(1000);
-  const deleted = platform('DELETE');
-  await sleep(50);
-  const recreated = platform('PUT', { data: { first_name: 'New' } });
-  await sleep(50);
-  const acted = mine(token);
-  await sleep(50);
+  const deleted = await queueOn(server, lock, () => platform('DELETE'));
+  const recreated = await queueOn(server, lock, () => platform('PUT', { data: { first_name: 'New' } }));
+  const acted = await queueOn(server, lock, () => mine(token));
   release();
-  t.equal((await deleted).status, 204);
-  t.equal((await recreated).status, 200);
-  return { userId, answer: await acted };
+  t.equal((await deleted.answer).status, 204);
+  t.equal((await recreated.answer).status, 200);
+  return { userId, answer: await acted.answer };
 }
 
 t.test('a /me write that waited for its user does not land on the user re-created under that ID', async (t) => {
@@ -75,25 +72,24 @@ t.test('a /me change that waited behind a sign-out everywhere is refused like th
   for (const [method, path, body] of changes) {
     clock.advance(1000);
     const me = as((await tokenFor(server, { user_id: userId })).token);
-    let acted: Promise<Response>;
+    let acted: { answer: Promise<Response> };
     if (path.startsWith('/me/groups')) {
       // A group change waits for its group; the sign-out, a write to the user, passes it meanwhile.
-      const release = await holdLocks(server, [groupLock(server.app.id, group.id)]);
-      acted = me(method, path, body);
-      await sleep(50);
+      const lock = groupLock(server.app.id, group.id);
+      const release = await holdLocks(server, [lock]);
+      acted = await queueOn(server, lock, () => me(method, path, body));
       t.equal((await signOutEverywhere()).status, 204);
       release();
     } else {
       // The user's own sign-out waits for the user, behind the sign-out everywhere.
-      const release = await holdLocks(server, [userLock(server.app.id, userId)]);
-      const signedOut = signOutEverywhere();
-      await sleep(50);
-      acted = me(method, path, body);
-      await sleep(50);
+      const lock = userLock(server.app.id, userId);
+      const release = await holdLocks(server, [lock]);
+      const signedOut = await queueOn(server, lock, signOutEverywhere);
+      acted = await queueOn(server, lock, () => me(method, path, body));
       release();
-      t.equal((await signedOut).status, 204);
+      t.equal((await signedOut.answer).status, 204);
     }
-    const answer = await acted;
+    const answer = await acted.answer;
     t.equal(answer.status, 401, `${method} ${path}`);
     t.equal((await answer.json()).code, 'E_TOKEN_REVOKED');
     clock.advance(1000);

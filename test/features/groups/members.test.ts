@@ -3,9 +3,8 @@ import { startServer } from '../../helpers/server.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
 import { as, assertProfilesConsistent, groupOf, person, platform } from './helpers.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { userLock } from '../../../src/features/users/directory.js';
-import { holdLocks } from '../../helpers/locks.js';
+import { holdLocks, queueOn } from '../../helpers/locks.js';
 
 t.test('platform member create: by user_id, email or phone; first member gets owner', async (t) => {
   const server = await startServer(t);
@@ -224,14 +223,14 @@ t.test('a user deleted right after joining many groups: the deletion catches up 
   const ada = await person(server, 'ada@example.com');
   const groups = await Promise.all(Array.from({ length: 10 }, async (_, i) => (await api.post('/groups', { name: `J${i}` })).body.id as string));
   // The joins queue on ada's lock, then the deletion behind them: it named its locks before any join committed.
-  const release = await holdLocks(server, [userLock(server.app.id, ada.userId)]);
-  const joins = groups.map((groupId) => api.post(`/groups/${groupId}/members`, { user_id: ada.userId, roles: [] }));
-  await sleep(100);
-  const deleted = server.request('DELETE', `/applications/${server.app.id}/users/${ada.userId}/data`, { app: server.app });
-  await sleep(100);
+  const lock = userLock(server.app.id, ada.userId);
+  const release = await holdLocks(server, [lock]);
+  const joins = [];
+  for (const groupId of groups) joins.push((await queueOn(server, lock, () => api.post(`/groups/${groupId}/members`, { user_id: ada.userId, roles: [] }))).answer);
+  const deleted = await queueOn(server, lock, () => server.request('DELETE', `/applications/${server.app.id}/users/${ada.userId}/data`, { app: server.app }));
   release();
   for (const joined of await Promise.all(joins)) t.equal(joined.status, 200);
-  const answer = await deleted;
+  const answer = await deleted.answer;
   t.equal(answer.status, 204, answer.text);
   for (const groupId of groups) t.equal((await api.get(`/groups/${groupId}`)).body.member_count, 0);
   t.same(verifyStore(server.deps, allInvariants).problems, []);
