@@ -23,7 +23,7 @@ export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must
   );
 
 /** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters. */
-export const noControlCharacters = () => v.regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters');
+export const NO_CONTROL_CHARACTERS = v.regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters');
 
 /** `config.redirect_uris[1]`: where an issue lies, written the way a caller writes it; `body` for the whole input. */
 function issuePath(issue: v.BaseIssue<unknown>): string {

@@ -3,13 +3,13 @@ import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import { MAX_EMAIL_LENGTH } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
-import { jsonObject, jsonRecord, noControlCharacters, parseInput } from '../../lib/validate.js';
+import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS, parseInput } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 
 const META_LIMIT = 16 * 1024;
 
-const Name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200), noControlCharacters());
+const Name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200), NO_CONTROL_CHARACTERS);
 
 const Meta = v.pipe(
   jsonRecord(v.record(v.string(), v.unknown()), 'meta must be an object'),

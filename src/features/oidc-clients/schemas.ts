@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl } from '../../lib/urls.js';
-import { jsonObject, jsonRecord, noControlCharacters } from '../../lib/validate.js';
+import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS } from '../../lib/validate.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 
 const DEFAULT_SCOPES: readonly string[] = Object.freeze(['openid', 'profile', 'email']);
@@ -77,7 +77,7 @@ const Name = v.pipe(
   v.trim(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(200, 'must be at most 200 characters'),
-  noControlCharacters(),
+  NO_CONTROL_CHARACTERS,
 );
 
 /** Fields a client answers with that a caller may echo back on PUT: accepted and ignored. */

@@ -1,5 +1,5 @@
 import { notFound } from '../../lib/errors.js';
-import { assertSessionHolds, sessionMarksOf, type SessionOf } from '../../auth/revocation.js';
+import { assertSessionHolds, type SessionOf } from '../../auth/revocation.js';
 import { newId } from '../../lib/ids.js';
 import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -79,23 +79,19 @@ export class UserDirectory {
   }
 
   /**
-   * The caller's user, for a `/me` turn that holds its lock: `requireUser`'s checks again, since the
-   * user may have been deleted (and re-created under its ID), disabled or signed out while the request
-   * waited for the lock. 401 as from `requireUser`.
-   */
-  requireCaller(turn: Turn, appId: string, caller: SessionOf): UserView {
-    const user = turn.get<UserContext>(USER_KIND, userKey(appId, caller.userId));
-    assertSessionHolds(user && { state: user.state, ...sessionMarksOf(user.context) }, caller.sessionId);
-    return user!;
-  }
-
-  /**
-   * `requireUser`'s checks again from what is committed, for a `/me` turn over something other than the
-   * caller's user (a group), which need not hold its lock: a sign-out committed meanwhile could as well
-   * have come just after. 401 as from `requireUser`.
+   * `requireUser`'s checks again, from what is committed, in a `/me` turn: the user may have been
+   * deleted (and re-created under its ID), disabled or signed out while the request waited. A turn over
+   * something else (a group) need not hold the user's lock: a sign-out committed meanwhile could as
+   * well have come just after. 401 as from `requireUser`.
    */
   checkCaller(appId: string, caller: SessionOf): void {
     assertSessionHolds(this.views.signedInView(appId, caller.userId)?.access, caller.sessionId);
+  }
+
+  /** The caller's user, for a `/me` turn that holds its lock (so what is committed is the user as it is): see `checkCaller`. */
+  requireCaller(turn: Turn, appId: string, caller: SessionOf): UserView {
+    this.checkCaller(appId, caller);
+    return turn.get<UserContext>(USER_KIND, userKey(appId, caller.userId))!;
   }
 
   /** Sends one event to a user; indexes and views follow. 404 for an unknown user. */
