@@ -72,7 +72,15 @@ export interface RuntimeOptions {
   idleMs: number;
   /** Kinds whose snapshots are not kept in a table of their own (see `SnapshotStore`). */
   snapshotStores?: Readonly<Record<string, SnapshotStore>>;
+  /** Idle actors passivated per event-loop turn (default `PASSIVATION_SLICE`). */
+  passivationSlice?: number;
 }
+
+/**
+ * Stopping an actor takes a few microseconds: the sweep after a burst of activity would otherwise
+ * stop thousands in one turn and hold every request in flight for tens of milliseconds.
+ */
+export const PASSIVATION_SLICE = 256;
 
 export const actorLockKey = (kind: string, key: Key[]) => `${kind}:${key.join('\u0000')}`;
 
@@ -82,6 +90,7 @@ export class ActorRuntime {
   private readonly counters: Database<number, Key>;
   private readonly stores = new Map<string, SnapshotStore>();
   private sweepTimer?: NodeJS.Timeout;
+  private sweepRest?: NodeJS.Immediate;
 
   constructor(private readonly options: RuntimeOptions) {
     this.counters = options.store.db<number>('counters');
@@ -291,15 +300,26 @@ export class ActorRuntime {
     }
   }
 
+  /** Passivates the actors idle for `idleMs`, a slice per event-loop turn so requests are answered in between. */
   passivateIdle(): void {
+    // A call while the rest of a sweep waits takes its place.
+    if (this.sweepRest) clearImmediate(this.sweepRest);
+    this.sweepRest = undefined;
     const cutoff = this.options.clock.now() - this.options.idleMs;
+    const slice = this.options.passivationSlice ?? PASSIVATION_SLICE;
+    let evicted = 0;
     for (const [id, resident] of this.residents) {
-      if (resident.lastUsed <= cutoff && !this.locks.isHeld(id)) this.evict(id);
+      if (resident.lastUsed > cutoff || this.locks.isHeld(id)) continue;
+      this.evict(id);
+      if (++evicted < slice) continue;
+      this.sweepRest = setImmediate(() => this.passivateIdle());
+      return;
     }
   }
 
   stop(): void {
     clearInterval(this.sweepTimer);
+    if (this.sweepRest) clearImmediate(this.sweepRest);
     for (const id of [...this.residents.keys()]) this.evict(id);
   }
 }

@@ -231,6 +231,33 @@ t.test('passivation, the resident cap, and reload from the snapshot', async (t) 
   t.same(await send('d2', 'door.knock'), { state: 'closed', context: { name: 'd2', opens: 0, knocks: 2 } });
 });
 
+t.test('the idle sweep passivates a slice of actors per event-loop turn, so requests run in between', async (t) => {
+  const clock = manualClock();
+  const store = openStore(t.testdir());
+  const options = { store, machines: testMachines, clock, logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000 };
+  const runtime = new ActorRuntime({ ...options, passivationSlice: 2 });
+  t.teardown(async () => {
+    runtime.stop();
+    await store.close();
+  });
+  for (const id of ['s1', 's2', 's3', 's4', 's5']) await runtime.run([doorKey(id)], (turn) => turn.create('door', [id], { name: id }));
+  clock.advance(60_000);
+  await runtime.run([doorKey('s5')], (turn) => turn.send('door', ['s5'], { type: 'door.open' }));
+  runtime.passivateIdle();
+  t.equal(runtime.residentCount, 3, 'one slice at once');
+  let between = -1;
+  await new Promise<void>((resolve) =>
+    setImmediate(() => {
+      between = runtime.residentCount;
+      resolve();
+    }),
+  );
+  t.equal(between, 1, 'the next slice a turn later');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(runtime.residentCount, 1, 'the actor used within the idle time stays');
+  t.same(runtime.read('door', ['s1']), { state: 'closed', context: { name: 's1', opens: 0, knocks: 0 } }, 'a passivated actor is still stored');
+});
+
 t.test('a kind with a snapshot store of its own is created, read, reloaded and removed through it alone', async (t) => {
   const store = openStore(t.testdir());
   const kept = store.db<{ state: string; opens: number }>('doors_elsewhere');
