@@ -3,6 +3,7 @@ import { parseJsonBody } from '../../lib/validate.js';
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { Deps } from '../../deps.js';
+import { existingUserId } from '../users/path-user.js';
 import { refreshSession } from './refresh.js';
 import { RefreshSchema, SignOutSchema } from './schemas.js';
 import { signOut } from './sign-out.js';
@@ -46,7 +47,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       before: [deps.requireApp],
       async handle(ctx) {
         const { sign_out_all } = parseJsonBody(ctx, SignOutSchema);
-        await signOut(deps, ctx.params.app, ctx.params.user, { kind: sign_out_all ? 'everywhere' : 'refresh' });
+        await signOut(deps, ctx.params.app, existingUserId(ctx), { kind: sign_out_all ? 'everywhere' : 'refresh' });
         return noContent();
       },
     },

@@ -1,5 +1,5 @@
 import { forbidden, notFound, validationError } from '../../lib/errors.js';
-import { EXTERNAL_ID, newId } from '../../lib/ids.js';
+import { newId } from '../../lib/ids.js';
 import { parseJsonBody, parseQuery } from '../../lib/validate.js';
 import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
@@ -12,9 +12,11 @@ import type { ProfileService } from './service.js';
 import { listProfiles, projectProfile } from './listing.js';
 import { sampleProfile } from './sample.js';
 import { fieldReply, profileReply } from './replies.js';
+import { existingUserId } from './path-user.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
 import {
   GENERATE_ID,
+  isUserId,
   PlatformFieldQuerySchema,
   ProfileQuerySchema,
   SAMPLE_ID,
@@ -31,17 +33,14 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
 
   const profile = (appId: string, userId: string) => profileReply(profiles.platformBytes(appId, userId), userId);
 
-  /** The user ID a write names: `__uuid__`/`__default__` ask for a new one. */
+  /**
+   * The user ID an upsert names: `__uuid__`/`__default__` ask for a new one. One no user can have is
+   * a 400, not a 404: the upsert would create it.
+   */
   const writeTarget = (ctx: RequestContext): string => {
     const requested = ctx.params.user;
     if (GENERATE_ID.has(requested)) return newId('user', deps.clock.now());
-    return existingTarget(ctx);
-  };
-
-  /** The user ID a change to an existing user names; `__sample__` is none (a 400, not a 404). */
-  const existingTarget = (ctx: RequestContext): string => {
-    const requested = ctx.params.user;
-    if (requested === SAMPLE_ID || !EXTERNAL_ID.test(requested)) {
+    if (!isUserId(requested)) {
       throw validationError({ user: ['user IDs are 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + - (not __sample__)'] });
     }
     return requested;
@@ -83,9 +82,9 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       query: 'parsed',
       // The hottest route: no projection asked, the prepared bytes go out as they are.
       handle(ctx) {
-        const { app: appId, user: userId } = ctx.params;
-        if (ctx.rawQuery === '') return profile(appId, userId);
-        const { fields } = parseQuery(ctx, ProfileQuerySchema);
+        const appId = ctx.params.app;
+        const fields = ctx.rawQuery === '' ? undefined : parseQuery(ctx, ProfileQuerySchema).fields;
+        const userId = existingUserId(ctx);
         const bytes = profiles.platformBytes(appId, userId);
         return fields && bytes ? ok(projectProfile(bytes, fields)) : profileReply(bytes, userId);
       },
@@ -97,7 +96,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       path: '/applications/:app/users/:user/data',
       before,
       async handle(ctx) {
-        await service.remove(ctx.params.app, existingTarget(ctx));
+        await service.remove(ctx.params.app, existingUserId(ctx));
         return noContent();
       },
     },
@@ -107,8 +106,9 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       before,
       async handle(ctx) {
         const { state } = parseJsonBody(ctx, StateBodySchema);
-        await service.setState(ctx.params.app, existingTarget(ctx), state);
-        return profile(ctx.params.app, ctx.params.user);
+        const userId = existingUserId(ctx);
+        await service.setState(ctx.params.app, userId, state);
+        return profile(ctx.params.app, userId);
       },
     },
     {
@@ -117,8 +117,9 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       before,
       query: 'parsed',
       handle(ctx) {
-        const { app: appId, user: userId, field } = ctx.params;
+        const { app: appId, field } = ctx.params;
         const query = parseQuery(ctx, PlatformFieldQuerySchema);
+        const userId = existingUserId(ctx);
         const user = users.require(appId, userId);
         const spec = fieldSpec(apps.require(appId).schema, field);
         const data = user.context.data;
@@ -140,7 +141,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       async handle(ctx) {
         const { app: appId, field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);
-        const userId = existingTarget(ctx);
+        const userId = existingUserId(ctx);
         const schema = apps.require(appId).schema;
         const spec = fieldSpec(schema, field);
         if (!spec && !schema.allow_unknown_fields) throw notFound('field', field);

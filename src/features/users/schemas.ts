@@ -77,3 +77,8 @@ export const MetaBodySchema = v.strictObject({
 /** The path's user ID for a write: `__uuid__`/`__default__` ask for a generated one. */
 export const GENERATE_ID = new Set(['__uuid__', '__default__']);
 export const SAMPLE_ID = '__sample__';
+
+const PATH_WORDS = new Set([SAMPLE_ID, ...GENERATE_ID]);
+
+/** Whether a user can have this ID: ADDENDUM §1's characters (generated `user_…` IDs are of them too), and no path word. */
+export const isUserId = (id: string) => EXTERNAL_ID.test(id) && !PATH_WORDS.has(id);
