@@ -1,8 +1,7 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl } from '../../lib/urls.js';
-import { EXTERNAL_ID } from '../../lib/ids.js';
 import { jsonObject, jsonRecord } from '../../lib/validate.js';
-import { GENERATE_ID, SAMPLE_ID } from '../users/schemas.js';
+import { isUserId } from '../users/schemas.js';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 export const MAX_LINK_TTL_MS = 30 * UNIT_MS.d;
@@ -37,8 +36,7 @@ export const PlatformMagicSchema = v.strictObject({
   user_id: v.optional(
     v.pipe(
       v.string(),
-      v.regex(EXTERNAL_ID, 'must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + -'),
-      v.check((id) => id !== SAMPLE_ID && !GENERATE_ID.has(id), `${SAMPLE_ID}, __uuid__ and __default__ are path words, not user IDs`),
+      v.check(isUserId, 'must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + -, and not the path words __sample__, __uuid__ or __default__'),
     ),
   ),
   redirect_url: v.optional(RedirectUrl),
