@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl } from '../../lib/urls.js';
-import { jsonObject, jsonRecord } from '../../lib/validate.js';
+import { jsonRecord } from '../../lib/validate.js';
 import { isUserId } from '../users/schemas.js';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

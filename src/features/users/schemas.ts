@@ -52,7 +52,6 @@ export const ProfileQuerySchema = v.strictObject({ fields: v.optional(fieldsPara
 
 export const UpsertQuerySchema = v.strictObject({ update_integrations: v.optional(booleanParam, 'false') });
 
-
 const previewParam = v.optional(
   v.picklist(Object.keys(PREVIEW_SIZES) as PreviewSize[], `must be one of ${Object.keys(PREVIEW_SIZES).join(', ')}`),
 );
