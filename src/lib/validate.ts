@@ -25,16 +25,18 @@ export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must
 /** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters. */
 export const NO_CONTROL_CHARACTERS = v.regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters');
 
-/** `config.redirect_uris[1]`: where an issue lies, written the way a caller writes it; `body` for the whole input. */
-function issuePath(issue: v.BaseIssue<unknown>): string {
+/** `config.redirect_uris[1]`: where a value lies, written the way a caller writes it; `body` for the whole input. */
+export function shownPath(keys: readonly unknown[]): string {
   let path = '';
-  for (const { key } of issue.path ?? []) {
+  for (const key of keys) {
     const name = shownKey(String(key));
     if (typeof key === 'number') path += `[${key}]`;
     else path += path === '' ? name : `.${name}`;
   }
   return path === '' ? 'body' : path;
 }
+
+const issuePath = (issue: v.BaseIssue<unknown>) => shownPath(issue.path?.map(({ key }) => key) ?? []);
 
 /** The issue in words a caller reads: valibot's own wording for missing, unknown and mistyped values is about its schema. */
 function issueMessage(issue: v.BaseIssue<unknown>): string {
