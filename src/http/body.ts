@@ -1,5 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { ApiError, badJson, payloadTooLarge, unsupportedMediaType, validationError } from '../lib/errors.js';
+import { findLoneSurrogate, type LoneSurrogate } from '../lib/lone-surrogates.js';
+import { shownPath } from '../lib/validate.js';
 import type { FilePart, ParsedBody } from './context.js';
 import { uws, type HttpResponse } from './uws.js';
 
@@ -71,14 +73,15 @@ export function parseBody(raw: Buffer, contentType: string | undefined, accepted
 /** How deep JSON arrays and objects may nest in a body: deeper values are refused before anything walks them. */
 const MAX_JSON_DEPTH = 64;
 
-export type JsonRead = { value: unknown } | { problem: string };
+/** JSON parsed; or why it cannot be read; or where it holds a lone surrogate (JSON allows one, no UTF-8 can store it). */
+export type JsonRead = { value: unknown } | { problem: string } | { loneSurrogate: LoneSurrogate };
 
 /** JSON text (RFC 8259: UTF-8) parsed, or why it cannot be: not UTF-8, or as `readJsonString` says. */
 export function readJsonText(raw: Buffer): JsonRead {
   return isUtf8(raw) ? readJsonString(raw.toString('utf8')) : { problem: 'not UTF-8' };
 }
 
-/** JSON parsed from text already decoded, or why it cannot be: malformed, or nested past `MAX_JSON_DEPTH`. */
+/** JSON parsed from text already decoded, or why it cannot be: malformed, nested past `MAX_JSON_DEPTH`, or with a lone surrogate. */
 export function readJsonString(text: string): JsonRead {
   let value: unknown;
   try {
@@ -87,12 +90,14 @@ export function readJsonString(text: string): JsonRead {
     return { problem: (error as Error).message };
   }
   if (nestedDeeperThan(value, MAX_JSON_DEPTH)) return { problem: `arrays and objects nest at most ${MAX_JSON_DEPTH} levels deep` };
-  return { value };
+  const loneSurrogate = findLoneSurrogate(text, value);
+  return loneSurrogate ? { loneSurrogate } : { value };
 }
 
 function parseJson(raw: Buffer): unknown {
   const read = readJsonText(raw);
   if ('problem' in read) throw badJson(read.problem);
+  if ('loneSurrogate' in read) throw validationError({ [shownPath(read.loneSurrogate.path)]: [read.loneSurrogate.problem] });
   return read.value;
 }
 

@@ -1,7 +1,7 @@
 import { addFieldError, shownKey, type FieldErrors } from '../../lib/errors.js';
 import type { FilePart, ParsedBody } from '../../http/context.js';
 import { readJsonString, readJsonText, type JsonRead } from '../../http/body.js';
-import { isPlainObject } from '../../lib/validate.js';
+import { isPlainObject, shownPath } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from './profile-views.js';
 import { isFileField, updateFailed, type ProfileChange, type Upload } from './profile-change.js';
@@ -27,7 +27,7 @@ function collector() {
  * `attributes` hold JSON text, a part named after an `image`/`file` field holds its file.
  */
 export async function readProfileChange(body: ParsedBody, schema: AppSchema): Promise<ProfileChange> {
-  const { complain, throwIfAny } = collector();
+  const { errors, complain, throwIfAny } = collector();
   const files: Record<string, Upload> = {};
   let shape: Record<string, unknown> = {};
   if (body.kind === 'json') {
@@ -57,6 +57,7 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema): Pr
         continue;
       }
       if ('problem' in read) complain(name, `must be JSON text: ${read.problem}`);
+      else if ('loneSurrogate' in read) addFieldError(errors, shownPath([name, ...read.loneSurrogate.path]), read.loneSurrogate.problem);
       else shape[name] = read.value;
     }
   }
