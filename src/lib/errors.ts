@@ -84,8 +84,14 @@ const RESOURCE_ID = /^[a-z]+(_[a-z]+)*_[0-9A-HJKMNP-TV-Z]{26}$/;
  */
 export function shownKey(key: string): string {
   if (key === '') return '""';
-  if (CREDENTIAL_LIKE.test(key) && !RESOURCE_ID.test(key)) return `${key.slice(0, 6)}…`;
-  return key.length > SHOWN_LENGTH ? `${key.slice(0, SHOWN_LENGTH)}…` : key;
+  if (CREDENTIAL_LIKE.test(key) && !RESOURCE_ID.test(key)) return `${cut(key, 6)}…`;
+  return key.length > SHOWN_LENGTH ? `${cut(key, SHOWN_LENGTH)}…` : key;
+}
+
+/** The first `length` UTF-16 units of `text`, one fewer rather than half of a surrogate pair. */
+function cut(text: string, length: number): string {
+  const code = text.charCodeAt(length - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? length - 1 : length);
 }
 
 /** `notFound('user')` answers 404 `E_USER_NOT_FOUND`. */
