@@ -2,7 +2,7 @@ import { forbidden } from '../../lib/errors.js';
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
-import { parseJsonBody } from '../../lib/validate.js';
+import { expectNoFields, parseJsonBody } from '../../lib/validate.js';
 import { callerUser } from '../../auth/bearer-auth.js';
 import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
@@ -30,6 +30,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
     return noContent();
   };
   const answer = (kind: 'accept' | 'reject') => async (ctx: RequestContext) => {
+    expectNoFields(ctx);
     const { appId, userId, sessionId } = callerUser(ctx);
     return ok(showWrapper(await invites.answer({ kind: 'user', appId, userId, sessionId }, ctx.params.group, ctx.params.invite, kind)));
   };

@@ -17,7 +17,7 @@ const Meta = v.pipe(
 );
 
 /** ADDENDUM §5 group body; a PUT replaces, so omitted policy and meta return to their defaults. */
-export const GroupBody = v.object({
+export const GroupBody = v.strictObject({
   name: Name,
   admission_policy: v.optional(v.picklist(['invite_only', 'open'], 'admission_policy is invite_only or open'), 'invite_only'),
   meta: v.optional(Meta, {}),
@@ -41,13 +41,13 @@ const Target = {
 
 const MEMBER_STATES = ['active', 'invite_pending', 'invite_rejected'] as const satisfies readonly MemberState[];
 
-export const MemberCreateBody = v.object({
+export const MemberCreateBody = v.strictObject({
   ...Target,
   roles: Roles,
   state: v.optional(v.picklist(MEMBER_STATES, `state is one of ${MEMBER_STATES.join(', ')}`), 'active'),
 });
 
-export const MemberUpdateBody = v.object({ roles: Roles });
+export const MemberUpdateBody = v.strictObject({ roles: Roles });
 
 const RedirectUrl = v.pipe(
   v.string(),
@@ -56,7 +56,7 @@ const RedirectUrl = v.pipe(
 );
 
 /** Invite create and update share one shape: `roles` required, one user, optional redirect and variant. */
-export const InviteBody = v.object({
+export const InviteBody = v.strictObject({
   ...Target,
   roles: Roles,
   redirect_url: v.optional(RedirectUrl),
