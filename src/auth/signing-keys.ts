@@ -2,7 +2,8 @@ import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../lib/clock.js';
 
-interface StoredKey {
+/** A key as `signing_keys` holds it, under its kid. */
+export interface StoredKey {
   kid: string;
   createdAt: number;
   privateJwk: JWK;
@@ -17,14 +18,14 @@ export interface SigningKey {
   publicJwk: JWK;
 }
 
-const ALG = 'EdDSA';
+export const SIGNING_ALG = 'EdDSA';
 
 async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
   return {
     kid: stored.kid,
     createdAt: stored.createdAt,
-    privateKey: (await importJWK(stored.privateJwk, ALG)) as CryptoKey,
-    publicKey: (await importJWK(stored.publicJwk, ALG)) as CryptoKey,
+    privateKey: (await importJWK(stored.privateJwk, SIGNING_ALG)) as CryptoKey,
+    publicKey: (await importJWK(stored.publicJwk, SIGNING_ALG)) as CryptoKey,
     publicJwk: stored.publicJwk,
   };
 }
@@ -70,13 +71,13 @@ export class SigningKeys {
     const now = this.clock.now();
     let seconds = Math.floor(now / 1000);
     while (this.keys.some((k) => k.kid === `sig-${seconds}`)) seconds++;
-    const { privateKey, publicKey } = await generateKeyPair(ALG, { crv: 'Ed25519', extractable: true });
+    const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALG, { crv: 'Ed25519', extractable: true });
     const kid = `sig-${seconds}`;
     const stored: StoredKey = {
       kid,
       createdAt: now,
-      privateJwk: { ...(await exportJWK(privateKey)), kid, alg: ALG, use: 'sig' },
-      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' },
+      privateJwk: { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' },
+      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' },
     };
     // A key stops signing when its successor arrives; its tokens live at most one TTL after that.
     const expired = this.keys.slice(0, -1).filter((k, i) => this.keys[i + 1].createdAt + this.tokenTtlMs < now);

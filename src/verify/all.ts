@@ -5,6 +5,7 @@ import { groupInvariants } from '../features/groups/invariants.js';
 import { sessionInvariants } from '../features/sessions/invariants.js';
 import { magicLinkInvariants } from '../features/magic-links/invariants.js';
 import { applicationInvariants } from '../features/applications/invariants.js';
+import { signingKeyInvariants } from '../auth/signing-key-invariants.js';
 
 /** Every invariant of the stored data, feature by feature: what `svc verify` and the crash tests check. */
 export const allInvariants: readonly Invariant[] = [
@@ -14,4 +15,5 @@ export const allInvariants: readonly Invariant[] = [
   ...groupInvariants,
   ...sessionInvariants,
   ...magicLinkInvariants,
+  ...signingKeyInvariants,
 ];

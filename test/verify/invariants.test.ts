@@ -4,11 +4,21 @@ import { verifyStore } from '../../src/verify/invariants.js';
 import { allInvariants } from '../../src/verify/all.js';
 import { userCountKey } from '../../src/features/users/directory.js';
 import { encodeGroupEntries, encodeUserView } from '../../src/features/users/view-record.js';
+import type { Deps } from '../../src/deps.js';
+import { linkPath } from '../helpers/sign-in.js';
+import { tokenFor } from '../helpers/tokens.js';
 
 /** Exactly these problems, in this order: a `match` alone would pass with more. */
 function problemsAre(t: Test, problems: string[], patterns: RegExp[]): void {
   t.equal(problems.length, patterns.length, problems.join('\n'));
   t.match(problems, patterns);
+}
+
+/** Commits `write`, expects exactly these problems, then commits `repair`. */
+async function damage(t: Test, deps: Deps, write: () => void, patterns: RegExp[], repair: () => void): Promise<void> {
+  await deps.store.commit(write);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, patterns);
+  await deps.store.commit(repair);
 }
 
 t.test('a consistent store passes every invariant; a broken counter, index or view is reported', async (t) => {
@@ -120,24 +130,166 @@ t.test('damage that lookups and listings trust is reported: credential list, gro
   await api('POST', `/groups/${group.id}/invites`, { user_id: 'u1', roles: [] });
   t.same(verifyStore(deps, allInvariants).problems, []);
 
-  const damage = async (write: () => void, patterns: RegExp[], repair: () => void) => {
-    await deps.store.commit(write);
-    problemsAre(t, verifyStore(deps, allInvariants).problems, patterns);
-    await deps.store.commit(repair);
-  };
   const index = deps.store.db('app_credentials');
-  await damage(() => index.remove([appId, server.app.key]), [/app credentials: credential key_.* missing from its application's list/], () => index.put([appId, server.app.key], true));
+  await damage(t, deps, () => index.remove([appId, server.app.key]), [/app credentials: credential key_.* missing from its application's list/], () => index.put([appId, server.app.key], true));
   const names = deps.store.db('group_names');
-  await damage(() => names.put([appId, 'ghost', 'group_gone'], true), [/group indexes: name entry .*ghost.* does not name its group/], () => names.remove([appId, 'ghost', 'group_gone']));
-  await damage(() => names.remove([appId, 'team', group.id]), [/group indexes: group .* has no name entry/], () => names.put([appId, 'team', group.id], true));
+  await damage(t, deps, () => names.put([appId, 'ghost', 'group_gone'], true), [/group indexes: name entry .*ghost.* does not name its group/], () => names.remove([appId, 'ghost', 'group_gone']));
+  await damage(t, deps, () => names.remove([appId, 'team', group.id]), [/group indexes: group .* has no name entry/], () => names.put([appId, 'team', group.id], true));
   const invites = deps.store.db('group_invites_by_user');
-  await damage(() => invites.put([appId, group.id, 'u1', 'invite_gone'], true), [/group indexes: invite index entry .*invite_gone.* names no invite/], () => invites.remove([appId, group.id, 'u1', 'invite_gone']));
+  await damage(t, deps, () => invites.put([appId, group.id, 'u1', 'invite_gone'], true), [/group indexes: invite index entry .*invite_gone.* names no invite/], () => invites.remove([appId, group.id, 'u1', 'invite_gone']));
   const apps = deps.store.db('apps');
   const app = apps.get(appId);
   await damage(
+    t,
+    deps,
     () => apps.remove(appId),
     [/app credentials: credential .* belongs to application .* which does not exist/, /profile read model: user u1 belongs to application .* which does not exist/],
     () => apps.put(appId, app),
   );
+  t.same(verifyStore(deps, allInvariants).problems, []);
+});
+
+t.test('invite links: each entry names an invite still pending or accepted through that link, and its own link', async (t) => {
+  const server = await startServer(t);
+  const { deps } = server;
+  const appId = server.app.id;
+  const api = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${appId}${path}`, { app: server.app, body });
+  const group = (await api('POST', '/groups', { name: 'Team' })).body;
+  const invitesPath = `/groups/${group.id}/invites`;
+  const entries = deps.store.db<string>('invite_links');
+  const entryOf = (inviteId: string) => [appId, group.id, inviteId];
+
+  // Accepted through its link, the invite keeps its entry; answered on /me, it does not.
+  const ada = (await api('POST', invitesPath, { email: 'ada@example.com', roles: [] })).body;
+  const redeemed = await server.request('GET', linkPath(ada.link), { headers: { accept: 'application/json' } });
+  t.equal(redeemed.status, 200);
+  const bob = (await api('POST', invitesPath, { email: 'bob@example.com', roles: [] })).body;
+  const dee = (await api('POST', invitesPath, { email: 'dee@example.com', roles: [] })).body;
+  const deeRef = entries.get(entryOf(dee.invitation.id))!;
+  const deeToken = (await tokenFor(server, { email: 'dee@example.com' })).token;
+  t.equal((await server.request('POST', `/me/groups/${group.id}/invites/${dee.invitation.id}/reject`, { token: deeToken })).status, 200);
+  const made = await server.request('POST', `/me/groups/${group.id}/invites`, { token: redeemed.body.access_token, body: { email: 'cy@example.com', roles: [] } });
+  t.equal(made.status, 200, 'an invite made on /me, without a link');
+  t.equal([...entries.getKeys({})].length, 2, 'the accepted and the pending invite keep their entries');
+  t.same(verifyStore(deps, allInvariants).problems, []);
+
+  const bobRef = entries.get(entryOf(bob.invitation.id))!;
+  const adaRef = entries.get(entryOf(ada.invitation.id))!;
+  await damage(t, deps, () => entries.put(entryOf('invite_gone'), bobRef), [/invite links: link entry .*invite_gone.* names no invite/], () => entries.remove(entryOf('invite_gone')));
+  await damage(
+    t,
+    deps,
+    () => entries.put(entryOf(dee.invitation.id), deeRef),
+    [new RegExp(`invite links: rejected invite ${dee.invitation.id} still has a link entry`)],
+    () => entries.remove(entryOf(dee.invitation.id)),
+  );
+  await damage(
+    t,
+    deps,
+    () => entries.put(entryOf(bob.invitation.id), adaRef),
+    [new RegExp(`invite links: the link entry of invite ${bob.invitation.id} names a link made for something else`)],
+    () => entries.put(entryOf(bob.invitation.id), bobRef),
+  );
+  const links = deps.store.db<{ state: string }>('magic_links');
+  const adaLink = links.get(adaRef)!;
+  await damage(
+    t,
+    deps,
+    () => links.put(adaRef, { ...adaLink, state: 'pending' }),
+    [new RegExp(`invite links: invite ${ada.invitation.id} is accepted while its link is pending`)],
+    () => links.put(adaRef, adaLink),
+  );
+  t.same(verifyStore(deps, allInvariants).problems, []);
+});
+
+t.test('oidc credentials: each one sits under its client, which belongs to an app; a client may have none', async (t) => {
+  const server = await startServer(t);
+  const { deps } = server;
+  const appId = server.app.id;
+  const api = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${appId}/oidc-clients${path}`, { app: server.app, body });
+  const web = (await api('POST', '', { name: 'Web' })).body;
+  const rotated = (await api('POST', `/${web.id}/credentials`)).body;
+  t.equal((await api('DELETE', `/${web.id}/credentials/${web.credentials[0].client_id}`)).status, 204);
+  const bare = (await api('POST', '', { name: 'Bare' })).body;
+  t.equal((await api('DELETE', `/${bare.id}/credentials/${bare.credentials[0].client_id}`)).status, 204);
+  const gone = (await api('POST', '', { name: 'Gone' })).body;
+  t.equal((await api('DELETE', `/${gone.id}`)).status, 204);
+  t.same(verifyStore(deps, allInvariants).problems, []);
+
+  const credentials = deps.store.db('oidc_credentials');
+  const key = [appId, web.id, rotated.oidc_client_configuration_id];
+  const stored = credentials.get(key);
+  const orphan = [appId, gone.id, rotated.oidc_client_configuration_id];
+  await damage(t, deps, () => credentials.put(orphan, stored), [new RegExp(`oidc credentials: credential ${rotated.oidc_client_configuration_id} names no client ${gone.id}`)], () => credentials.remove(orphan));
+  const elsewhere = [appId, web.id, 'oidcc_elsewhere'];
+  await damage(
+    t,
+    deps,
+    () => {
+      credentials.remove(key);
+      credentials.put(elsewhere, stored);
+    },
+    [/oidc credentials: credential oidcc_elsewhere of client .* disagrees with its key/],
+    () => {
+      credentials.remove(elsewhere);
+      credentials.put(key, stored);
+    },
+  );
+  const apps = deps.store.db('apps');
+  const app = apps.get(appId);
+  await damage(
+    t,
+    deps,
+    () => apps.remove(appId),
+    [
+      /app credentials: credential .* belongs to application .* which does not exist/,
+      new RegExp(`oidc credentials: client ${web.id} belongs to application ${appId}, which does not exist`),
+      new RegExp(`oidc credentials: client ${bare.id} belongs to application ${appId}, which does not exist`),
+    ],
+    () => apps.put(appId, app),
+  );
+  t.same(verifyStore(deps, allInvariants).problems, []);
+});
+
+t.test('signing keys: at least one, each a working pair under its kid; no report shows key material', async (t) => {
+  const server = await startServer(t);
+  const { deps } = server;
+  const retired = deps.signingKeys.current().kid;
+  const { kid } = await deps.signingKeys.rotate();
+  t.same(verifyStore(deps, allInvariants).problems, [], 'a retired key and the current one');
+
+  const keys = deps.store.db<any>('signing_keys');
+  const stored = keys.get(kid);
+  const retiredKey = keys.get(retired);
+  const secrets = [stored.privateJwk.d, retiredKey.privateJwk.d];
+  const broken = (change: object, pattern: RegExp) => ({ write: () => keys.put(kid, { ...stored, ...change }), pattern, repair: () => keys.put(kid, stored) });
+  const cases = [
+    { write: () => keys.put('sig-0', stored), pattern: /signing keys: key sig-0 is stored under another kid/, repair: () => keys.remove('sig-0') },
+    broken({ createdAt: undefined }, /has no creation time/),
+    broken({ publicJwk: { ...stored.publicJwk, alg: 'RS256' } }, /does not name its kid, alg EdDSA and use sig/),
+    broken({ privateJwk: { ...stored.privateJwk, kid: retired } }, /does not name its kid, alg EdDSA and use sig/),
+    broken({ publicJwk: { ...stored.publicJwk, d: stored.privateJwk.d } }, /holds private material in its public half/),
+    broken({ privateJwk: { ...stored.privateJwk, d: 'not-a-key' } }, /has a private half that does not parse/),
+    broken({ publicJwk: { ...stored.publicJwk, kty: 'RSA' } }, /has a public half that does not parse/),
+    broken({ publicJwk: { ...retiredKey.publicJwk, kid } }, /has a public half that does not match its private half/),
+    {
+      write: () => {
+        keys.remove(kid);
+        keys.remove(retired);
+      },
+      pattern: /signing keys: there is no signing key/,
+      repair: () => {
+        keys.put(kid, stored);
+        keys.put(retired, retiredKey);
+      },
+    },
+  ];
+  for (const { write, pattern, repair } of cases) {
+    await deps.store.commit(write);
+    const { problems } = verifyStore(deps, allInvariants);
+    problemsAre(t, problems, [pattern]);
+    t.notOk(secrets.some((d) => problems.join('\n').includes(d)), 'no private key material in the report');
+    await deps.store.commit(repair);
+  }
   t.same(verifyStore(deps, allInvariants).problems, []);
 });

@@ -2,6 +2,7 @@ import type { Key } from '../../storage/store.js';
 import type { GroupContext, GroupTally } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
+import type { LinkRecord } from '../magic-links/link-store.js';
 import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
 import type { Deps } from '../../deps.js';
 import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, groupCountKey, isActiveOwner } from './keys.js';
@@ -15,6 +16,14 @@ function all<C>(deps: Deps, kind: string): Stored<C>[] {
 }
 
 const groupIdOf = (key: Key[]) => `${String(key[0])}/${String(key[1])}`;
+
+/** Whether `link` is the one `InviteLinks.issue` made for `invite`. */
+const isLinkOf = (link: LinkRecord, c: InviteContext) =>
+  link.appId === c.appId &&
+  link.userId === c.ensured_user_id &&
+  link.purpose.kind === 'invite' &&
+  link.purpose.groupId === c.group_id &&
+  link.purpose.inviteId === c.id;
 
 /** What must hold between groups, their members and invites, their totals, indexes and what profiles show of them. */
 export const groupInvariants: Invariant[] = [
@@ -91,6 +100,32 @@ export const groupInvariants: Invariant[] = [
         const [appId, groupId, userId, inviteId] = key as [string, string, string, string];
         const invite = deps.runtime.read<InviteContext>(INVITE_KIND, [appId, groupId, inviteId]);
         if (invite?.context.ensured_user_id !== userId) problems.push(`invite index entry ${JSON.stringify(key)} names no invite of that user`);
+      }
+      return problems;
+    },
+  },
+  {
+    name: 'invite links',
+    // Answering an invite on `/me` or deleting it kills its link through this entry; redeeming the
+    // link accepts the invite and leaves the entry. A link pruned long after its expiry is not judged.
+    check(deps) {
+      const problems: string[] = [];
+      const links = deps.store.db<LinkRecord>('magic_links');
+      for (const { key, value: ref } of deps.store.db<string>('invite_links').getRange({})) {
+        const [appId, groupId, inviteId] = key as [string, string, string];
+        const invite = deps.runtime.read<InviteContext>(INVITE_KIND, [appId, groupId, inviteId]);
+        if (!invite) {
+          problems.push(`link entry ${JSON.stringify(key)} names no invite`);
+          continue;
+        }
+        if (invite.state === 'rejected') problems.push(`rejected invite ${inviteId} still has a link entry`);
+        const link = links.get(ref);
+        if (!link) continue;
+        // Killing the invite revokes whatever link the entry names.
+        if (!isLinkOf(link, invite.context)) problems.push(`the link entry of invite ${inviteId} names a link made for something else`);
+        else if ((link.state === 'used') !== (invite.state === 'accepted')) {
+          problems.push(`invite ${inviteId} is ${invite.state} while its link is ${link.state}`);
+        }
       }
       return problems;
     },
