@@ -9,6 +9,7 @@ import { manualClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/deps.js';
 import type { Route } from '../../src/http/route.js';
 import { testMachines, type DoorContext } from './door-machine.js';
+import { Actor, setup } from 'xstate';
 
 const doorKey = (id: string) => actorLockKey('door', [id]);
 
@@ -256,6 +257,42 @@ t.test('the idle sweep passivates a slice of actors per event-loop turn, so requ
   await new Promise((resolve) => setImmediate(resolve));
   t.equal(runtime.residentCount, 1, 'the actor used within the idle time stays');
   t.same(runtime.read('door', ['s1']), { state: 'closed', context: { name: 's1', opens: 0, knocks: 0 } }, 'a passivated actor is still stored');
+});
+
+t.test('passivation forgets an actor that holds only its snapshot, and stops one with a delayed event pending', async (t) => {
+  // Rings for a minute once set: a pending delayed event, which only stopping the actor cancels.
+  const alarmMachine = setup({ types: { events: {} as { type: 'alarm.set' } } }).createMachine({
+    id: 'alarm',
+    initial: 'quiet',
+    states: { quiet: { on: { 'alarm.set': 'ringing' } }, ringing: { after: { 60_000: 'quiet' } } },
+  });
+  const clock = manualClock();
+  const store = openStore(t.testdir());
+  const machines = { ...testMachines, alarm: { machine: alarmMachine, version: 1 } };
+  const runtime = new ActorRuntime({ store, machines, clock, logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000 });
+  const stop = Actor.prototype.stop;
+  const stopped: Array<{ id: string; pending: number[] }> = [];
+  const pending = (actor: Actor<any>) => Object.keys(actor.system.getSnapshot()._scheduledEvents).length;
+  Actor.prototype.stop = function (this: Actor<any>) {
+    const before = pending(this);
+    const result = stop.call(this);
+    stopped.push({ id: this.getSnapshot().machine.id, pending: [before, pending(this)] });
+    return result;
+  };
+  t.teardown(async () => {
+    Actor.prototype.stop = stop;
+    runtime.stop();
+    await store.close();
+  });
+  await runtime.run([doorKey('p1')], (turn) => turn.create('door', ['p1'], { name: 'p1' }));
+  await runtime.run([actorLockKey('alarm', ['a1'])], (turn) => turn.create('alarm', ['a1'], {}));
+  await runtime.run([actorLockKey('alarm', ['a1'])], (turn) => turn.send('alarm', ['a1'], { type: 'alarm.set' }));
+  clock.advance(60_000);
+  runtime.passivateIdle();
+  t.equal(runtime.residentCount, 0);
+  t.same(stopped, [{ id: 'alarm', pending: [1, 0] }], 'only the alarm is stopped, and that cancels its delayed event');
+  t.same(runtime.read('door', ['p1']), { state: 'closed', context: { name: 'p1', opens: 0, knocks: 0 } });
+  t.equal(runtime.read('alarm', ['a1'])?.state, 'ringing');
 });
 
 t.test('a kind with a snapshot store of its own is created, read, reloaded and removed through it alone', async (t) => {
