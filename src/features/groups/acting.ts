@@ -1,14 +1,22 @@
-import { unauthorized } from '../../lib/errors.js';
+import { callerUser } from '../../auth/bearer-auth.js';
 import type { RequestContext } from '../../http/context.js';
 
+/** A signed-in user acting on `/me`: the only kind that may answer an invite. */
+export type UserActing = { kind: 'user'; appId: string; userId: string; sessionId: string };
+
 /** Who changes a group: a signed-in user (`/me`) with owner rights checked, or the application. */
-export type Acting = { kind: 'app'; appId: string } | { kind: 'user'; appId: string; userId: string; sessionId: string };
+export type Acting = { kind: 'app'; appId: string } | UserActing;
+
+/** The bearer caller as a user acting; 401 for any other caller. */
+export function userActingOf(ctx: RequestContext): UserActing {
+  const { appId, userId, sessionId } = callerUser(ctx);
+  return { kind: 'user', appId, userId, sessionId };
+}
 
 export function actingOf(ctx: RequestContext): Acting {
   const caller = ctx.caller;
-  if (caller?.kind === 'user') return { kind: 'user', appId: caller.appId, userId: caller.userId, sessionId: caller.sessionId };
   if (caller?.kind === 'app') return { kind: 'app', appId: caller.appId };
-  throw unauthorized();
+  return userActingOf(ctx);
 }
 
 /** `invited_by`/`added_by` (ADDENDUM §5): `user:<id>` or `app:<app id>`. */

@@ -4,7 +4,7 @@ import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import { expectNoFields, parseJsonBody } from '../../lib/validate.js';
 import { callerUser } from '../../auth/bearer-auth.js';
-import { actingOf } from './acting.js';
+import { actingOf, userActingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
 import { renderInvite } from './render.js';
@@ -31,8 +31,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
   };
   const answer = (kind: 'accept' | 'reject') => async (ctx: RequestContext) => {
     expectNoFields(ctx);
-    const { appId, userId, sessionId } = callerUser(ctx);
-    return ok(showWrapper(await invites.answer({ kind: 'user', appId, userId, sessionId }, ctx.params.group, ctx.params.invite, kind)));
+    return ok(showWrapper(await invites.answer(userActingOf(ctx), ctx.params.group, ctx.params.invite, kind)));
   };
 
   return [

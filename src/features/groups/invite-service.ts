@@ -4,7 +4,7 @@ import { USER_KIND, userKey, userLock, type UserRef } from '../users/directory.j
 import { ATTRIBUTE_KEYS_LIMIT, ATTRIBUTE_VALUES_LIMIT } from '../users/profile-change.js';
 import type { InviteContext, InviteEvent } from '../../../machines/invite.machine.js';
 import type { UserContext } from '../../../machines/user.machine.js';
-import { authorOf, partyOf, type Acting } from './acting.js';
+import { authorOf, partyOf, type Acting, type UserActing } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
 import type { GroupEdit } from './edit.js';
 import { INVITE_KIND, inviteKey, inviteLock, memberLock, withOwner } from './keys.js';
@@ -149,7 +149,7 @@ export class InviteService {
   }
 
   /** `…/accept` and `…/reject` on `/me`: the invited user answers; the invite's link dies. */
-  async answer(acting: Acting & { kind: 'user' }, groupId: string, inviteId: string, answer: 'accept' | 'reject') {
+  async answer(acting: UserActing, groupId: string, inviteId: string, answer: 'accept' | 'reject') {
     const { appId, userId } = acting;
     return runEdit(this.core, acting, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
       const answered = answerInvite(this.core, edit, inviteId, userId, answer);
