@@ -149,7 +149,7 @@ t.test('damage that lookups and listings trust is reported: credential list, gro
   t.same(verifyStore(deps, allInvariants).problems, []);
 });
 
-t.test('invite links: each entry names an invite still pending or accepted through that link, and its own link', async (t) => {
+t.test('invite links: each entry names a pending invite (or, left by an older build, one accepted through that link) and its own link', async (t) => {
   const server = await startServer(t);
   const { deps } = server;
   const appId = server.app.id;
@@ -159,8 +159,9 @@ t.test('invite links: each entry names an invite still pending or accepted throu
   const entries = deps.store.db<string>('invite_links');
   const entryOf = (inviteId: string) => [appId, group.id, inviteId];
 
-  // Accepted through its link, the invite keeps its entry; answered on /me, it does not.
+  // Answered through its link or on /me, an invite drops its entry; a pending one keeps it.
   const ada = (await api('POST', invitesPath, { email: 'ada@example.com', roles: [] })).body;
+  const adaRef = entries.get(entryOf(ada.invitation.id))!;
   const redeemed = await server.request('GET', linkPath(ada.link), { headers: { accept: 'application/json' } });
   t.equal(redeemed.status, 200);
   const bob = (await api('POST', invitesPath, { email: 'bob@example.com', roles: [] })).body;
@@ -170,11 +171,12 @@ t.test('invite links: each entry names an invite still pending or accepted throu
   t.equal((await server.request('POST', `/me/groups/${group.id}/invites/${dee.invitation.id}/reject`, { token: deeToken })).status, 200);
   const made = await server.request('POST', `/me/groups/${group.id}/invites`, { token: redeemed.body.access_token, body: { email: 'cy@example.com', roles: [] } });
   t.equal(made.status, 200, 'an invite made on /me, without a link');
-  t.equal([...entries.getKeys({})].length, 2, 'the accepted and the pending invite keep their entries');
+  t.same([...entries.getKeys({})], [entryOf(bob.invitation.id)], 'only the pending invite keeps its entry');
   t.same(verifyStore(deps, allInvariants).problems, []);
+  await deps.store.commit(() => entries.put(entryOf(ada.invitation.id), adaRef));
+  t.same(verifyStore(deps, allInvariants).problems, [], 'the entry an older build left to an invite accepted through its spent link is healthy');
 
   const bobRef = entries.get(entryOf(bob.invitation.id))!;
-  const adaRef = entries.get(entryOf(ada.invitation.id))!;
   await damage(t, deps, () => entries.put(entryOf('invite_gone'), bobRef), [/invite links: link entry .*invite_gone.* names no invite/], () => entries.remove(entryOf('invite_gone')));
   await damage(
     t,

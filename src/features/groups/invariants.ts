@@ -106,8 +106,9 @@ export const groupInvariants: Invariant[] = [
   },
   {
     name: 'invite links',
-    // Answering an invite on `/me` or deleting it kills its link through this entry; redeeming the
-    // link accepts the invite and leaves the entry. A link pruned long after its expiry is not judged.
+    // Answering an invite (on `/me` or by redeeming its link) or deleting it drops this entry. Older
+    // builds kept the entry of an invite accepted through its link, so a data dir may still hold one:
+    // it is healthy while that link is spent. A link pruned long after its expiry is not judged.
     check(deps) {
       const problems: string[] = [];
       const links = deps.store.db<LinkRecord>('magic_links');

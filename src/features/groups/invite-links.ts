@@ -11,7 +11,9 @@ const keyOf = ({ context: c }: InviteView): Key => [c.appId, c.group_id, c.id];
 
 /**
  * The magic link of each invite: made in the turn that creates the invite, redeemed through the
- * `invite` purpose (sign in and accept, one commit), killed when the invite is answered or deleted.
+ * `invite` purpose (sign in and accept, one commit), killed when the invite is answered on `/me` or
+ * deleted. An entry lives only while its invite is pending: redeeming the link, which accepts the
+ * invite, drops it too.
  * Table `invite_links` `[appId, groupId, inviteId] → ref` (the link's stored name, never the link).
  */
 export class InviteLinks {
@@ -46,6 +48,14 @@ export class InviteLinks {
     const ref = this.refs.get(keyOf(invite));
     if (ref === undefined) return;
     this.links.revoke(turn, ref);
+    this.forget(turn, invite);
+  }
+
+  /**
+   * Drops the invite's entry, leaving the link alone: for the turn that redeems it, which has spent
+   * it already (revoking reads the committed, still pending, link and would overwrite `used`).
+   */
+  forget(turn: Turn, invite: InviteView): void {
     turn.del(this.refs, keyOf(invite));
   }
 }

@@ -55,7 +55,9 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
     },
     locks: ({ appId, purpose }) => [groupLock(appId, purpose.groupId), ...answerLocks(core, appId, purpose.groupId, purpose.inviteId)],
     redeem(turn, { appId, userId, purpose }, hold) {
-      answerInvite(core, new GroupEdit(core, turn, hold, appId, purpose.groupId), purpose.inviteId, userId, 'accept');
+      const edit = new GroupEdit(core, turn, hold, appId, purpose.groupId);
+      answerInvite(core, edit, purpose.inviteId, userId, 'accept');
+      core.links.forget(turn, edit.requireInvite(purpose.inviteId));
     },
   }));
 

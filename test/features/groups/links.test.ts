@@ -26,6 +26,8 @@ t.test('the invite story through the link: sign in and accept in one commit', as
   const invitedId = invitation.ensured_user_id;
   t.equal(profileOf(server, invitedId).meta.last_sign_in, undefined, 'the invited user has not signed in');
 
+  const entries = server.deps.store.db<string>('invite_links');
+  const ref = entries.get([server.app.id, group.id, invitation.id])!;
   const redeemed = await redeem(server, link);
   t.equal(redeemed.status, 200);
   t.equal(redeemed.body.app_user_id, invitedId, 'the link signs the invited user in');
@@ -43,6 +45,8 @@ t.test('the invite story through the link: sign in and accept in one commit', as
 
   const again = await redeem(server, link);
   t.equal(again.status, 410, 'single use');
+  t.same([...entries.getKeys({})], [], 'the answered invite no longer names its link, as one answered on /me does');
+  t.equal(server.deps.store.db<{ state: string }>('magic_links').get(ref)?.state, 'used', 'a link spent, not revoked');
   t.same(verifyStore(server.deps, allInvariants).problems, []);
 });
 
