@@ -8,8 +8,8 @@ import type { Deps } from '../../src/deps.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
-import { accessPart, format5Access } from '../../src/features/users/view-record.js';
-import { format5Record } from '../helpers/view-records.js';
+import { format5Access } from '../../src/features/users/view-record.js';
+import { asFormat5Record } from '../helpers/view-records.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -202,14 +202,6 @@ t.test('format 4 → 5: users are rendered from their snapshots into their recor
   await noProblems(t, server.deps);
 });
 
-/** `record` as format 5 kept it: the same parts (after six u32 lengths), the access marks as JSON text. */
-function asFormat5(record: Buffer): Buffer {
-  const parts: Buffer[] = [];
-  let at = 24;
-  for (let i = 0; i < 6; i++) parts.push(record.subarray(at, (at += record.readUInt32LE(i * 4))));
-  return format5Record(parts.slice(0, 4), accessPart(record), parts[5]);
-}
-
 t.test('format 5 → 6: access marks become binary, and every session, sign-out and disable holds as before', async (t) => {
   let server = await startServer(t, { dataDir: t.testdir() });
   const { app } = server;
@@ -231,7 +223,7 @@ t.test('format 5 → 6: access marks become binary, and every session, sign-out 
   const { records } = server.deps.profiles;
   const keys = [...records.getKeys({})];
   server = await reopenedAsFormat(t, server, 5, () => {
-    for (const key of keys) records.put(key, asFormat5(records.getBinary(key)!));
+    for (const key of keys) records.put(key, asFormat5Record(records.getBinary(key)!));
   });
   for (const key of keys) {
     const record = server.deps.profiles.records.getBinary(key)!;
