@@ -3,7 +3,7 @@ import { createLogger } from './lib/logger.js';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { openStore } from './storage/store.js';
-import { migrate } from './storage/migrations.js';
+import { migrate, requireCurrentFormat } from './storage/migrations.js';
 import { formatSteps } from './format-steps.js';
 import { ActorRuntime } from './runtime/runtime.js';
 import { loadPepper } from './auth/pepper.js';
@@ -32,14 +32,27 @@ export interface ServiceOptions {
   logger?: Logger;
   /** The actor kinds; the service's own by default (tests register their own machines). */
   machines?: MachineRegistry;
+  /**
+   * Changes nothing in the data dir (`verify`): one a server start would change first (migrate it,
+   * make its pepper) is refused with `DataDirNotReady`, and no signing key is made.
+   */
+  readOnly?: boolean;
 }
 
 /** Opens the data dir and builds every shared service: what main, the CLI and tests start from. */
 export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Deps> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const store = openStore(config.dataDir);
-  const pepper = await loadPepper(store);
+  const readOnly = options.readOnly ?? false;
+  const store = openStore(config.dataDir, { readOnly });
+  let pepper: Buffer;
+  try {
+    if (readOnly) requireCurrentFormat(store);
+    pepper = await loadPepper(store, { create: !readOnly });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const apps = new ApplicationStore(store, pepper, clock);
   const profiles = new ProfileViews(store, apps, config);
   const runtime = new ActorRuntime({
@@ -52,14 +65,14 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     snapshotStores: { [USER_KIND]: profiles.snapshotStore() },
   });
   try {
-    await migrate(store, logger, formatSteps(runtime, profiles));
+    if (!readOnly) await migrate(store, logger, formatSteps(runtime, profiles));
   } catch (error) {
     runtime.stop();
     await store.close();
     throw error;
   }
   const users = new UserDirectory(store, runtime, profiles);
-  const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000);
+  const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000, { readOnly });
   const accessTokens = new AccessTokens(config, signingKeys, clock);
   const sessions = new SessionStore(store, pepper);
   const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());

@@ -46,8 +46,13 @@ export class SigningKeys {
     this.db = store.db<StoredKey>('signing_keys');
   }
 
-  static async open(store: Store, clock: Clock, tokenTtlMs: number): Promise<SigningKeys> {
+  /**
+   * Read-only (`verify`), no key is made or loaded here (`refresh` loads them when one is needed): one
+   * that does not parse is then the `signing keys` invariant's to report.
+   */
+  static async open(store: Store, clock: Clock, tokenTtlMs: number, options: { readOnly?: boolean } = {}): Promise<SigningKeys> {
     const keys = new SigningKeys(store, clock, tokenTtlMs);
+    if (options.readOnly) return keys;
     await keys.reload();
     if (keys.keys.length === 0) await keys.rotate();
     return keys;

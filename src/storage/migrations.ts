@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Store } from './store.js';
+import { DataDirNotReady } from './not-ready.js';
 
 /** The stored data's format; bump it and add a step to `src/format-steps.ts` when the layout changes. */
 export const FORMAT_VERSION = 6;
@@ -14,6 +15,18 @@ export function storedFormatVersion(store: Store): number | undefined {
   return store.db('meta').get(VERSION_KEY);
 }
 
+const newerFormat = (store: Store, version: number) =>
+  new DataDirNotReady(`Data dir ${store.path} has format ${version}, newer than this build understands (${FORMAT_VERSION})`);
+
+/** For a reader that must not migrate: refuses (`DataDirNotReady`) a data dir not in this build's format. */
+export function requireCurrentFormat(store: Store): void {
+  const version = storedFormatVersion(store);
+  if (version === FORMAT_VERSION) return;
+  if (version === undefined) throw new DataDirNotReady(`Data dir ${store.path} has no format version yet: a server start stamps it`);
+  if (version > FORMAT_VERSION) throw newerFormat(store, version);
+  throw new DataDirNotReady(`Data dir ${store.path} has format ${version}, older than this build's (${FORMAT_VERSION}): a server start migrates it`);
+}
+
 export async function migrate(store: Store, logger: Logger, migrations: Record<number, MigrationStep>): Promise<number> {
   const meta = store.db('meta');
   let version = storedFormatVersion(store);
@@ -21,9 +34,7 @@ export async function migrate(store: Store, logger: Logger, migrations: Record<n
     await store.commit(() => meta.put(VERSION_KEY, FORMAT_VERSION));
     return FORMAT_VERSION;
   }
-  if (version > FORMAT_VERSION) {
-    throw new Error(`Data dir ${store.path} has format ${version}, newer than this build understands (${FORMAT_VERSION})`);
-  }
+  if (version > FORMAT_VERSION) throw newerFormat(store, version);
   while (version < FORMAT_VERSION) {
     const step = migrations[version];
     if (!step) throw new Error(`No migration from data format ${version}`);

@@ -1,5 +1,6 @@
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
-import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export type { Database, Key };
@@ -28,12 +29,30 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function openStore(path: string): Store {
-  mkdirSync(path, { recursive: true, mode: OWNER_ONLY_DIR });
-  // noSubdir explicitly: lmdb-js would otherwise take a dotted directory name for a file name.
-  const root = open({ path, compression: false, maxDbs: 64, noSubdir: false });
-  ownerOnly(path);
+export interface StoreOptions {
+  /**
+   * For a reader that must change nothing in the data dir (`verify`), which must exist: no file
+   * is made or has its mode changed, commits are refused, and a named database the data dir lacks
+   * reads as empty (opening it there would make it).
+   */
+  readOnly?: boolean;
+}
+
+// noSubdir explicitly: lmdb-js would otherwise take a dotted directory name for a file name.
+const ENV_OPTIONS = { compression: false, maxDbs: 64, noSubdir: false } as const;
+
+export function openStore(path: string, options: StoreOptions = {}): Store {
+  const readOnly = options.readOnly ?? false;
+  if (!readOnly) mkdirSync(path, { recursive: true, mode: OWNER_ONLY_DIR });
+  const root = open({ path, ...ENV_OPTIONS, readOnly });
+  if (!readOnly) ownerOnly(path);
+  const absent = readOnly ? scratchDatabases() : undefined;
   const dbs = new Map<string, Database<any, Key>>();
+  const hasDb = (name: string) => {
+    // Not `root.doesExist(name)`: it answers false for the entries that name databases.
+    for (const key of root.getKeys({ start: name, limit: 1 })) return key === name;
+    return false;
+  };
   return {
     path,
     root,
@@ -45,17 +64,14 @@ export function openStore(path: string): Store {
         // its structure inline and is slower to write and read. Values stored as records still
         // decode. (`useRecords` is a msgpackr option lmdb-js passes on; its types do not list it.)
         const dbOptions = { name, encoding: options.encoding ?? 'msgpack', useRecords: false };
-        db = root.openDB(dbOptions);
+        db = absent && !hasDb(name) ? absent.openDB(dbOptions) : root.openDB(dbOptions);
         dbs.set(name, db);
       }
       return db;
     },
-    hasDb(name) {
-      // Not `root.doesExist(name)`: it answers false for the entries that name databases.
-      for (const key of root.getKeys({ start: name, limit: 1 })) return key === name;
-      return false;
-    },
+    hasDb,
     async commit(write) {
+      if (readOnly) throw new Error(`${path} is open read-only`);
       try {
         // A child transaction: if `write` throws, its writes roll back. Plain `transaction()` batches
         // callbacks into one shared transaction and would still commit what a failed callback wrote.
@@ -68,6 +84,29 @@ export function openStore(path: string): Store {
     },
     async close() {
       await root.close();
+      await absent?.close();
+    },
+  };
+}
+
+/**
+ * Empty named databases for a read-only store, in a scratch environment of their own (made in the
+ * OS temp dir on first use, removed on close).
+ */
+function scratchDatabases() {
+  let scratch: { dir: string; root: RootDatabase } | undefined;
+  return {
+    openDB(dbOptions: { name: string }): Database<any, Key> {
+      if (!scratch) {
+        const dir = mkdtempSync(join(tmpdir(), 'svc-absent-dbs-'));
+        scratch = { dir, root: open({ path: dir, ...ENV_OPTIONS }) };
+      }
+      return scratch.root.openDB(dbOptions);
+    },
+    async close() {
+      if (!scratch) return;
+      await scratch.root.close();
+      rmSync(scratch.dir, { recursive: true, force: true });
     },
   };
 }
