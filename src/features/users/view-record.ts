@@ -107,16 +107,25 @@ export function encodeGroupEntries(entries: readonly GroupEntry[]): Buffer {
   return out;
 }
 
-/** Where part `index` lies in `record`. */
-function span(record: Buffer, index: number): [start: number, end: number] {
+/** Where part `index` starts in `record`. The reads use it rather than `span`: a pair per part read was a tenth of what a read allocated. */
+function startOf(record: Buffer, index: number): number {
   let start = HEADER;
   for (let i = 0; i < index; i++) start += lengthAt(record, i);
+  return start;
+}
+
+/** Where part `index` lies in `record`. */
+function span(record: Buffer, index: number): [start: number, end: number] {
+  const start = startOf(record, index);
   return [start, start + lengthAt(record, index)];
 }
 
 const lengthAt = (record: Buffer, index: number) => record.readUInt32LE(index * 4);
 
-const textOf = (record: Buffer, index: number) => record.toString('utf8', ...span(record, index));
+function textOf(record: Buffer, index: number): string {
+  const start = startOf(record, index);
+  return record.toString('utf8', start, start + lengthAt(record, index));
+}
 
 /** A copy of `bytes[start, end)`, from Buffer's pool: cheaper than a new ArrayBuffer per read. */
 export function copyOf(bytes: Buffer, start = 0, end = bytes.length): Buffer {
@@ -143,9 +152,12 @@ const LIST_CLOSE = Buffer.from(']');
  * `groupBytes` reads: a record with groups is then copied before any of them is read.
  */
 function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes, owned = false): Buffer {
-  const [groupsStart, groupsEnd] = span(record, GROUPS);
-  const [headStart, headEnd] = span(record, head);
-  const [tailStart, tailEnd] = span(record, TAIL);
+  const groupsStart = startOf(record, GROUPS);
+  const groupsEnd = groupsStart + lengthAt(record, GROUPS);
+  const headStart = startOf(record, head);
+  const headEnd = headStart + lengthAt(record, head);
+  const tailStart = startOf(record, TAIL);
+  const tailEnd = tailStart + lengthAt(record, TAIL);
   if (groupsStart === groupsEnd) {
     const body = Buffer.allocUnsafe(headEnd - headStart + GROUPS_NONE.length + tailEnd - tailStart);
     body.set(record.subarray(headStart, headEnd));
@@ -239,7 +251,7 @@ export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => bodyOf(v
 
 /** The access marks of a view record, as `encodeAccess` laid them out. */
 export function accessPart(record: Buffer): UserAccess {
-  let [at] = span(record, ACCESS);
+  let at = startOf(record, ACCESS);
   const stateEnd = at + 1 + record[at];
   const state = record.toString('utf8', at + 1, stateEnd);
   const createdAt = record.readDoubleLE(stateEnd);
