@@ -42,10 +42,14 @@ const issuePath = (issue: v.BaseIssue<unknown>) => shownPath(issue.path?.map(({ 
 function issueMessage(issue: v.BaseIssue<unknown>): string {
   if (issue.message.startsWith('Invalid key:')) return issue.expected === 'never' ? 'is not a known field' : 'is required';
   if (issue.message.startsWith('Invalid type:')) {
-    return issue.received === 'undefined' ? 'is required' : `must be ${issue.expected}, not ${issue.received}`;
+    return issue.received === 'undefined' ? 'is required' : `must be ${issue.expected}, not ${shownReceived(issue.received)}`;
   }
   return issue.message;
 }
+
+/** valibot's text of a mistyped value (a string in quotes), a string shown as `shownKey` shows one: a secret pasted in the wrong place is not echoed. */
+const shownReceived = (received: string) =>
+  received.length > 1 && received.startsWith('"') && received.endsWith('"') ? `"${shownKey(received.slice(1, -1))}"` : received;
 
 /** valibot issues as ADDENDUM §7 `field_errors`, keyed by the path of the offending value. */
 export function fieldErrorsOf(issues: readonly v.BaseIssue<unknown>[]): FieldErrors {
