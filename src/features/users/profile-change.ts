@@ -78,7 +78,12 @@ export function applyProfileChange(
 type Complain = (field: string, message: string) => void;
 
 function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRules, report: Complain): ProfileData {
-  const complain: Complain = (name, message) => report(shownKey(name), message);
+  // A field refused has its complaint already: it is not also reported missing.
+  const refused = new Set<string>();
+  const complain: Complain = (name, message) => {
+    refused.add(name);
+    report(shownKey(name), message);
+  };
   const { schema, writer, userId } = rules;
   const given = change.data;
   if (given === undefined && Object.keys(change.files).length === 0) return current;
@@ -143,11 +148,12 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
     } else next[name] = upload.descriptor;
   }
 
+  // Whatever a replace leaves, or a merge names (`null` and `""` included), must hold every required field.
   for (const [name, spec] of Object.entries(schema.fields)) {
-    const removed = mode === 'replace' || (given !== undefined && given[name] === null);
-    // A value given but refused has its own complaint.
-    const refused = given !== undefined && given[name] !== undefined && given[name] !== null;
-    if (spec.required && removed && !refused && mayWrite(name, spec) && isMissing(next[name])) complain(name, 'is required');
+    const named = given !== undefined && Object.hasOwn(given, name);
+    if (spec.required && (mode === 'replace' || named) && !refused.has(name) && mayWrite(name, spec) && isMissing(next[name])) {
+      complain(name, 'is required');
+    }
   }
   next.user_id = userId;
   return next;

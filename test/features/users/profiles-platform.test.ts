@@ -120,6 +120,21 @@ t.test('PATCH merges; null removes; user_id is immutable', async (t) => {
   t.equal((await server.request('GET', `/applications/${server.app.id}/users/incomplete/data`, { app: server.app })).status, 404, 'none was created');
   const wrongType = await server.request('PUT', `/applications/${server.app.id}/users/nobody/data`, { app: server.app, body: { data: { plan: 5 } } });
   t.same(wrongType.body.field_errors, { plan: ['must be a string'] }, 'a refused value is not also "missing"');
+
+  const users = `/applications/${server.app.id}/users`;
+  t.equal((await server.request('PUT', `${users}/whole/data`, { app: server.app, body: { data: { plan: 'pro' } } })).status, 200);
+  const emptied: Array<[string, string, unknown]> = [
+    ['PUT', `${users}/whole/data`, { data: { plan: '' } }],
+    ['PATCH', `${users}/whole/data`, { data: { plan: '' } }],
+    ['PUT', `${users}/whole/data/fields/plan`, { value: '' }],
+  ];
+  for (const [method, path, body] of emptied) {
+    const res = await server.request(method, path, { app: server.app, body });
+    t.equal(res.status, 400, `${method} ${path.slice(users.length)} with "": an existing profile keeps its required field`);
+    t.same(res.body.field_errors, { plan: ['is required'] });
+  }
+  const kept = await server.request('GET', `${users}/whole/data`, { app: server.app });
+  t.equal(kept.body.data.plan, 'pro', 'nothing changed');
 });
 
 t.test('validation failures answer E_USER_UPDATE_FAILED with field_errors and change nothing', async (t) => {
