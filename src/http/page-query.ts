@@ -18,6 +18,12 @@ export interface PageQueryRules {
 
 const ONCE = 'must be given once';
 
+/** `page_size` as a query string gives it: digits (leading zeros too) of a number from 1 to `max`. */
+export function pageSizeParam(max: number) {
+  const range = `must be a whole number from 1 to ${max}`;
+  return v.pipe(v.string(ONCE), v.regex(/^[0-9]+$/, range), v.transform(Number), v.minValue(1, range), v.maxValue(max, range));
+}
+
 /** The paging parameters `pageQueryParser` reads. */
 export const PAGE_PARAMS: ReadonlySet<string> = new Set(['page_size', 'after', 'sort']);
 
@@ -27,18 +33,8 @@ export const PAGE_PARAMS: ReadonlySet<string> = new Set(['page_size', 'after', '
  */
 export function pageQueryParser(rules: PageQueryRules): (query: URLSearchParams) => PageQuery {
   const { maxPageSize, defaultPageSize, cursor } = rules;
-  const range = `must be a whole number from 1 to ${maxPageSize}`;
   const schema = v.object({
-    page_size: v.optional(
-      v.pipe(
-        v.string(ONCE),
-        v.regex(/^[0-9]{1,7}$/, range),
-        v.transform(Number),
-        v.minValue(1, range),
-        v.maxValue(maxPageSize, range),
-      ),
-      String(defaultPageSize),
-    ),
+    page_size: v.optional(pageSizeParam(maxPageSize), String(defaultPageSize)),
     after: v.optional(v.pipe(v.string(ONCE), v.regex(cursor, 'must be the ID of a listed resource'))),
     sort: v.optional(v.picklist(['asc', 'desc'], 'must be asc or desc'), 'asc'),
   });

@@ -6,6 +6,7 @@ import { EXTERNAL_ID } from '../../lib/ids.js';
 import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS, parseInput } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
+import { pageSizeParam } from '../../http/page-query.js';
 
 const META_LIMIT = 16 * 1024;
 
@@ -79,19 +80,12 @@ export function userRefOf(body: { user_id?: string; email?: string; phone?: stri
   throw validationError(errors);
 }
 
-const PageSize = v.pipe(
-  v.string(),
-  v.regex(/^\d+$/, 'page_size must be a whole number'),
-  v.transform(Number),
-  v.minValue(1, 'page_size is at least 1'),
-  v.maxValue(100, 'page_size is at most 100'),
-);
 
 /** The IDs these lists are paged by: a cursor of any other shape names nothing. */
 const LISTED_ID = /^(group|member|invite)_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const ListQuery = v.object({
-  page_size: v.optional(PageSize, '20'),
+  page_size: v.optional(pageSizeParam(100), '20'),
   after: v.optional(v.pipe(v.string(), v.regex(LISTED_ID, 'after must be the ID of a listed group, member or invite'))),
   lookup_filter: v.optional(
     v.pipe(

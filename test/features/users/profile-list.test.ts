@@ -144,4 +144,8 @@ t.test('malformed or out-of-range parameters are 400 E_VALIDATION, never clamped
   const one = await server.request('GET', `/applications/${server.app.id}/users/data?page_size=1`, { app: server.app });
   t.equal(one.body.results.length, 1);
   t.equal(one.body.total_results, 3);
+  const zeros = await server.request('GET', `/applications/${server.app.id}/users/data?page_size=00000001`, { app: server.app });
+  t.equal(zeros.body.results?.length, 1, 'leading zeros are still the number, as on the group lists');
+  const huge = await server.request('GET', `/applications/${server.app.id}/users/data?page_size=${'9'.repeat(400)}`, { app: server.app });
+  t.equal(huge.status, 400, 'a number past any page is out of range');
 });
