@@ -29,7 +29,11 @@ export async function fieldReply(
   if (preview !== undefined && spec?.type !== 'image') {
     throw validationError({ preview: ['previews exist for image fields only'] });
   }
-  if (!isFileField(spec) || !isFileDescriptor(value)) return ok({ value });
+  if (!isFileField(spec) || !isFileDescriptor(value)) {
+    // A value stored before the field became an image field: no file, so no picture to draw.
+    if (preview !== undefined) throw validationError({ preview: ['the field holds no stored file'] });
+    return ok({ value });
+  }
   if (preview !== undefined) {
     const thumbnail = await files.preview(appId, userId, field, preview);
     if (!thumbnail) throw notFound('field', field);

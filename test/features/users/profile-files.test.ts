@@ -251,6 +251,18 @@ t.test('a file field turned into an image field: what was uploaded before is no 
   t.equal(file.headers.get('content-disposition'), 'attachment', 'bytes uploaded as text/html are never shown inline');
 });
 
+t.test('a text field turned into an image field: its value is no file to preview', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f6/data`;
+  t.equal((await server.request('PUT', base, { app: server.app, body: { data: { nickname: 'hello' } } })).status, 200);
+  await server.deps.apps.update(server.app.id, { schema: { ...schema, fields: { ...schema.fields, nickname: { type: 'image', user_readable: true } } } });
+  const preview = await server.request('GET', `${base}/fields/nickname?preview=small`, { app: server.app });
+  t.equal(preview.status, 400, preview.text);
+  t.same(preview.body.field_errors, { preview: ['the field holds no stored file'] });
+  const value = await server.request('GET', `${base}/fields/nickname`, { app: server.app });
+  t.same(value.body, { value: 'hello' }, 'without a preview the value is answered as it is');
+});
+
 t.test('an upload whose content type is no media type is refused: it would go back out as a response header', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const base = `/applications/${server.app.id}/users/f6/data`;
