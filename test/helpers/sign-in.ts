@@ -26,8 +26,8 @@ export async function signInByLink(server: TestServer, email: string, app: TestA
 export const refreshWith = (server: TestServer, refresh_token: unknown): Promise<TestResponse> =>
   server.request('POST', '/hub/auth/token', { body: { refresh_token } });
 
-/** A `/me` call that answers 200 for a live access token (it makes a link for the caller). */
-export const meProbe = (server: TestServer, token: string) => server.request('POST', '/me/auth/magic', { token });
+/** A `/me` call that answers 200 for a live access token (it reads the caller's profile). */
+export const meProbe = (server: TestServer, token: string) => server.request('GET', `/me/applications/${server.app.id}/data`, { token });
 
 /** The stored platform profile of a user. */
 export const profileOf = (server: TestServer, userId: string, appId = server.app.id) =>

@@ -1,20 +1,23 @@
 import type { TestServer } from './server.js';
-import type { UserRef } from '../../src/features/users/directory.js';
-import { newSessionId } from '../../src/auth/access-tokens.js';
+import { USER_KIND, userKey, type UserRef, type UserView } from '../../src/features/users/directory.js';
 
 /**
- * Ensures a user (by ID or address) in an app and issues it an access token directly, for tests of
- * `/me` routes that are not about how a user signs in.
+ * Ensures a user (by ID or address) in an app, starts it a session and issues it an access token
+ * directly, for tests of `/me` routes that are not about how a user signs in.
  */
 export async function tokenFor(
   server: TestServer,
   ref: UserRef,
   appId = server.app.id,
 ): Promise<{ userId: string; token: string; sessionId: string }> {
-  const { users, runtime, accessTokens, clock } = server.deps;
+  const { users, runtime, accessTokens, sessions } = server.deps;
   const plan = users.planEnsure(appId, ref);
-  const { userId } = await runtime.run(plan.locks, (turn) => plan.apply(turn));
-  const sessionId = newSessionId(clock.now());
+  // A session of its own, as a sign-in starts one: routes that check the session find it live.
+  const { userId, sessionId } = await runtime.run(plan.locks, (turn) => {
+    const { userId } = plan.apply(turn);
+    const { sid } = sessions.start(turn, turn.get(USER_KIND, userKey(appId, userId)) as UserView);
+    return { userId, sessionId: sid };
+  });
   const user = users.require(appId, userId);
   const { token } = await accessTokens.issue({
     appId,

@@ -19,6 +19,8 @@ export interface LinkRecord {
   /** The address the link was sent to: redeeming it proves control of it. */
   address?: { kind: AddressKind; value: string };
   purpose: LinkPurpose;
+  /** The session that asked for the link (`/me/auth/magic`): it is spent only while that session lives. */
+  sid?: string;
   state: LinkState;
 }
 
@@ -29,6 +31,7 @@ export interface NewLink {
   redirectUrl?: string;
   address?: { kind: AddressKind; value: string };
   purpose: LinkPurpose;
+  sid?: string;
 }
 
 /**

@@ -32,6 +32,10 @@ export async function redeemLink(deps: Deps, id: string): Promise<{ tokens: Toke
       throw linkExpired('The user of this link no longer exists');
     }
     if (current.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
+    // A session ended by a sign-out or a reused refresh token must not live on through a link it asked for.
+    if (link.sid !== undefined && !deps.sessions.isLive(appId, userId, link.sid, turn.now)) {
+      throw linkExpired('The session that asked for this link has ended');
+    }
     deps.magicLinks.spend(turn, ref, link);
     const user = deps.users.change(turn, appId, userId, {
       type: 'user.signIn',

@@ -87,6 +87,12 @@ export class SessionStore {
     return { kind: 'rotated', sid: record.sid, refreshToken: successor };
   }
 
+  /** Whether the session may still be refreshed: not ended, not expired. */
+  isLive(appId: string, userId: string, sid: string, now: number): boolean {
+    const session = this.sessions.get([appId, userId, sid]);
+    return session !== undefined && session.expiresAt > now;
+  }
+
   /** Ends one session: none of its refresh tokens works any more. */
   endSession(turn: Turn, appId: string, userId: string, sid: string): void {
     turn.del(this.sessions, [appId, userId, sid]);

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
-import { linkPath, profileOf, signInByLink } from '../../helpers/sign-in.js';
+import { linkPath, meProbe, profileOf, refreshWith, signInByLink } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
 
 t.test('POST /me/auth/magic makes a link that signs the caller in elsewhere', async (t) => {
@@ -65,4 +65,41 @@ t.test('POST /me/auth/magic refuses bad bodies and missing tokens', async (t) =>
   t.equal(anonymous.body.code, 'E_UNAUTHORIZED');
   const garbage = await server.request('POST', '/me/auth/magic', { token: 'not.a.token' });
   t.equal(garbage.status, 401);
+});
+
+t.test('a /me link lives only as long as the session that asked for it', async (t) => {
+  const server = await startServer(t);
+  const signOut = (userId: string, body: unknown) =>
+    server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body });
+  const ask = (token: string) => server.request('POST', '/me/auth/magic', { token, body: { expiration: '30d' } });
+
+  // A platform sign-out that ends refresh leaves access tokens to run out: they must not start a session.
+  const ada = await signInByLink(server, 'ada@example.com');
+  const early = await ask(ada.access_token);
+  t.equal(early.status, 200);
+  t.equal((await signOut(ada.app_user_id, { sign_out_all: false })).status, 204);
+  t.equal((await meProbe(server, ada.access_token)).status, 200, 'the access token still reads');
+  const late = await ask(ada.access_token);
+  t.equal(late.status, 401, 'but asks for no link');
+  t.equal(late.body.code, 'E_TOKEN_REVOKED');
+  t.equal((await server.request('GET', linkPath(early.body.link))).status, 410, 'a link it asked for before is revoked with the others');
+
+  // A reused refresh token ends its session: a link that session asked for dies with it.
+  const bob = await signInByLink(server, 'bob@example.com');
+  const stolen = await ask(bob.access_token);
+  t.equal((await refreshWith(server, bob.refresh_token)).status, 200);
+  t.equal((await refreshWith(server, bob.refresh_token)).status, 400, 'the reuse ends the session');
+  const redeemed = await server.request('GET', linkPath(stolen.body.link));
+  t.equal(redeemed.status, 410, redeemed.text);
+  t.equal(redeemed.body.code, 'E_LINK_EXPIRED');
+
+  // Ending one session on /me leaves the links another session asked for.
+  const first = await signInByLink(server, 'cy@example.com');
+  const second = await signInByLink(server, 'cy@example.com');
+  const ofFirst = await ask(first.access_token);
+  const ofSecond = await ask(second.access_token);
+  const meSignOut = await server.request('POST', `/me/applications/${server.app.id}/signout`, { token: first.access_token, body: { sign_out_all: false } });
+  t.equal(meSignOut.status, 204);
+  t.equal((await server.request('GET', linkPath(ofFirst.body.link))).status, 410, "the ended session's link is dead");
+  t.equal((await server.request('GET', linkPath(ofSecond.body.link))).status, 200, "the other session's link works");
 });
