@@ -99,7 +99,8 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
     if (mode === 'merge' || !mayWrite(name, spec) || !mayRead(spec)) next[name] = current[name];
   }
 
-  for (const [name, value] of Object.entries(given ?? {})) {
+  for (const name in given) {
+    const value = given[name];
     const spec = fieldSpec(schema, name);
     if (name === 'user_id') {
       if (value !== userId) complain(name, 'user_id cannot be changed');
