@@ -263,6 +263,25 @@ t.test('PUT replaces name, description and config as a whole', async (t) => {
   expectError(t, unknown, 404, 'E_OIDC_CLIENT_NOT_FOUND');
 });
 
+t.test('PUT without a name keeps the client\'s name (SPEC requires it on creation only); POST still needs one', async (t) => {
+  const server = await startServer(t);
+  const client = await createClient(server, { name: 'Web', description: 'old', config: { hub_title: 'Old' } });
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  const res = await server.request('PUT', path, { app: server.app, body: { config: { hub_dark_mode: 'enabled' } } });
+  t.equal(res.status, 200);
+  t.equal(res.body.name, 'Web', 'the name stays');
+  t.equal(res.body.description, '', 'an absent description is still cleared');
+  t.same(res.body.config, { ...DEFAULT_CONFIG, hub_dark_mode: 'enabled' }, 'config is still replaced whole');
+  t.strictSame((await server.request('GET', path, { app: server.app })).body, res.body, 'as stored');
+  const noBody = await server.request('PUT', path, { app: server.app });
+  t.equal(noBody.status, 200, 'a missing body counts as {}');
+  t.equal(noBody.body.name, 'Web');
+
+  const unnamed = await server.request('POST', clientsPath(server.app), { app: server.app, body: { description: 'x' } });
+  expectError(t, unnamed, 400, 'E_VALIDATION');
+  t.same(unnamed.body.field_errors, { name: ['is required'] });
+});
+
 t.test('DELETE removes the client and its credentials', async (t) => {
   const server = await startServer(t);
   const kept = await createClient(server, { name: 'Kept' });

@@ -5,7 +5,7 @@ import { PAGE_PARAMS, pageQueryParser } from '../../http/page-query.js';
 import { callerAppId } from '../../auth/platform-auth.js';
 import { NO_FIELDS, parseJsonBody, parseQuery } from '../../lib/validate.js';
 import type { Deps } from '../../deps.js';
-import { CLIENT_ID_PATTERN, ClientBodySchema, CredentialBodySchema } from './schemas.js';
+import { CLIENT_ID_PATTERN, ClientBodySchema, ClientUpdateSchema, CredentialBodySchema } from './schemas.js';
 import { OidcClientService } from './service.js';
 
 /** SPEC "OIDC clients" and ADDENDUM §6: platform routes, each app confined to its own clients. */
@@ -48,7 +48,7 @@ export function oidcClientRoutes(deps: Deps): Route[] {
       path: `${base}/:client`,
       before,
       handle: async (ctx) => {
-        const body = parseJsonBody(ctx, ClientBodySchema);
+        const body = parseJsonBody(ctx, ClientUpdateSchema);
         return ok(await clients.replace(callerAppId(ctx.caller), ctx.params.client, body));
       },
     },

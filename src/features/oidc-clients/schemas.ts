@@ -83,31 +83,38 @@ const Name = v.pipe(
 /** Fields a client answers with that a caller may echo back on PUT: accepted and ignored. */
 const readOnly = v.optional(v.unknown());
 
-/** POST creates and PUT replaces with the same body: name, description and config as a whole. */
-export const ClientBodySchema = v.pipe(
-  jsonObject(
-    v.strictObject(
-      {
-        name: Name,
-        description: v.optional(
-          v.pipe(v.string('must be a string'), v.maxLength(1000, 'must be at most 1000 characters')),
-          '',
-        ),
-        config: v.optional(OidcConfigSchema, {}),
-        id: readOnly,
-        app_id: readOnly,
-        created_at: readOnly,
-        updated_at: readOnly,
-        credentials: readOnly,
-      },
-      keyMessage,
+/** POST creates and PUT replaces with one body shape: name, description and config as a whole. */
+const clientBody = <NameOut extends string | undefined>(name: v.GenericSchema<unknown, NameOut>) =>
+  v.pipe(
+    jsonObject(
+      v.strictObject(
+        {
+          name,
+          description: v.optional(
+            v.pipe(v.string('must be a string'), v.maxLength(1000, 'must be at most 1000 characters')),
+            '',
+          ),
+          config: v.optional(OidcConfigSchema, {}),
+          id: readOnly,
+          app_id: readOnly,
+          created_at: readOnly,
+          updated_at: readOnly,
+          credentials: readOnly,
+        },
+        keyMessage,
+      ),
+      'must be a JSON object',
     ),
-    'must be a JSON object',
-  ),
-  v.transform(({ name, description, config }) => ({ name, description, config })),
-);
+    v.transform(({ name, description, config }) => ({ name, description, config })),
+  );
+
+export const ClientBodySchema = clientBody(Name);
+
+/** SPEC requires `name` on creation only: on PUT an absent one keeps the client's. */
+export const ClientUpdateSchema = clientBody(v.optional(Name));
 
 export type ClientBody = v.InferOutput<typeof ClientBodySchema>;
+export type ClientUpdate = v.InferOutput<typeof ClientUpdateSchema>;
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 

@@ -12,7 +12,7 @@ import {
   type CredentialOptions,
   type StoredCredential,
 } from './credentials.js';
-import { CONFIG_DEFAULTS, type ClientBody, type CredentialBody, type OidcConfig } from './schemas.js';
+import { CONFIG_DEFAULTS, type ClientBody, type ClientUpdate, type CredentialBody, type OidcConfig } from './schemas.js';
 
 interface StoredClient {
   id: string;
@@ -82,11 +82,11 @@ export class OidcClientService {
     });
   }
 
-  /** PUT replaces name, description and config as a whole; credentials and created_at stay. */
-  replace(appId: string, clientId: string, body: ClientBody): Promise<OidcClient> {
+  /** PUT replaces description and config as a whole, and the name when given; credentials and created_at stay. */
+  replace(appId: string, clientId: string, body: ClientUpdate): Promise<OidcClient> {
     return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
       const current = this.require(appId, clientId);
-      const client: StoredClient = { ...current, ...body, updated_at: isoDate(turn.now) };
+      const client: StoredClient = { ...current, ...body, name: body.name ?? current.name, updated_at: isoDate(turn.now) };
       turn.put(this.clients, [appId, clientId], client);
       return this.show(client, turn.now);
     });
