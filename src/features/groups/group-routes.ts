@@ -6,7 +6,7 @@ import { callerUser } from '../../auth/bearer-auth.js';
 import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { renderGroup, withProfile } from './render.js';
-import { GroupBody, parseListQuery } from './schemas.js';
+import { GroupBody, GroupUpdateBody, parseListQuery } from './schemas.js';
 
 export const ME_GROUPS = '/me/groups';
 export const APP_GROUPS = '/applications/:app/groups';
@@ -53,7 +53,7 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         method: 'PUT',
         path: `${ME_GROUPS}/:group`,
         async handle(ctx) {
-          const { group, member } = await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupBody));
+          const { group, member } = await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupUpdateBody));
           return ok(showWrapper({ group, member: member! }));
         },
       },
@@ -88,7 +88,7 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         method: 'PUT',
         path: `${APP_GROUPS}/:group`,
         async handle(ctx) {
-          const { group } = await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupBody));
+          const { group } = await groups.update(actingOf(ctx), ctx.params.group, parseJsonBody(ctx, GroupUpdateBody));
           return ok(renderGroup(group));
         },
       },

@@ -7,10 +7,11 @@ import { GroupEdit } from './edit.js';
 import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, OWNER_ROLE, groupCountKey, groupKey, groupLock, idsInGroup, memberLock } from './keys.js';
 import { runHolding } from './locking.js';
 import type { GroupView, MemberView } from './render.js';
-import type { GroupBody } from './schemas.js';
+import type { GroupBody, GroupUpdateBody } from './schemas.js';
 import type * as v from 'valibot';
 
 type GroupFields = v.InferOutput<typeof GroupBody>;
+type GroupUpdate = v.InferOutput<typeof GroupUpdateBody>;
 
 /** Creating, changing and deleting groups. */
 export class GroupService {
@@ -43,14 +44,19 @@ export class GroupService {
     });
   }
 
-  /** Replaces a group's fields; a user (an owner) also gets its own member, which the group's lock kept still. */
-  async update(acting: Acting, groupId: string, fields: GroupFields): Promise<{ group: GroupView; member?: MemberView }> {
+  /**
+   * Replaces a group's fields, an absent name keeping the group's; a user (an owner) also gets its own
+   * member, which the group's lock kept still.
+   */
+  async update(acting: Acting, groupId: string, fields: GroupUpdate): Promise<{ group: GroupView; member?: MemberView }> {
     const { appId } = acting;
     return runEdit(this.core, acting, groupId, [], (edit, turn) => {
       const member = acting.kind === 'user' ? edit.requireOwner(acting.userId) : undefined;
-      this.core.names.remove(turn, appId, groupId, edit.group.context.name);
-      this.core.names.add(turn, appId, groupId, fields.name);
-      edit.updateGroup({ type: 'group.update', ...fields, by: authorOf(acting), at: turn.now });
+      const current = edit.group.context.name;
+      const name = fields.name ?? current;
+      this.core.names.remove(turn, appId, groupId, current);
+      this.core.names.add(turn, appId, groupId, name);
+      edit.updateGroup({ type: 'group.update', ...fields, name, by: authorOf(acting), at: turn.now });
       return { group: edit.finish(), member };
     });
   }

@@ -9,22 +9,22 @@ import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
 import { renderInvite } from './render.js';
 import { isActiveOwner } from './keys.js';
-import { InviteBody, parseListQuery, userRefOf } from './schemas.js';
+import { InviteBody, optionalUserRefOf, parseListQuery, userRefOf, type UserFields } from './schemas.js';
 
 /** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
 export function inviteRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, invites, showWrapper } = feature;
 
-  const requestOf = (ctx: RequestContext) => {
+  const requestOf = <Ref>(ctx: RequestContext, refOf: (fields: UserFields) => Ref) => {
     const { user_id, email, phone, ...rest } = parseJsonBody(ctx, InviteBody);
-    return { ...rest, ref: userRefOf({ user_id, email, phone }) };
+    return { ...rest, ref: refOf({ user_id, email, phone }) };
   };
   const create = async (ctx: RequestContext) => {
-    const { invite, link } = await invites.create(actingOf(ctx), ctx.params.group, requestOf(ctx));
+    const { invite, link } = await invites.create(actingOf(ctx), ctx.params.group, requestOf(ctx, userRefOf));
     return ok({ link, invitation: renderInvite(invite) });
   };
   const update = async (ctx: RequestContext) =>
-    ok(renderInvite(await invites.update(actingOf(ctx), ctx.params.group, ctx.params.invite, requestOf(ctx))));
+    ok(renderInvite(await invites.update(actingOf(ctx), ctx.params.group, ctx.params.invite, requestOf(ctx, optionalUserRefOf))));
   const remove = async (ctx: RequestContext) => {
     await invites.remove(actingOf(ctx), ctx.params.group, ctx.params.invite);
     return noContent();

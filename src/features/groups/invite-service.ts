@@ -18,6 +18,9 @@ export interface InviteRequest {
   app_variant_id?: string;
 }
 
+/** An invite PUT may leave the user unnamed: the invite keeps its own. */
+export type InviteUpdate = Omit<InviteRequest, 'ref'> & { ref?: UserRef };
+
 
 /**
  * Moves an invite and its member together: `pending → accepted` with `invite_pending → active`, or
@@ -116,14 +119,14 @@ export class InviteService {
 
   /**
    * Only while pending: replaces roles (carried to the pending member), `redirect_url` and
-   * `app_variant_id`. The body names the user again; naming another one is refused.
+   * `app_variant_id`. The invite keeps its user: the body may name it again, naming another one is refused.
    */
-  async update(acting: Acting, groupId: string, inviteId: string, request: InviteRequest): Promise<InviteView> {
+  async update(acting: Acting, groupId: string, inviteId: string, request: InviteUpdate): Promise<InviteView> {
     const { appId } = acting;
     return runEdit(this.core, acting, groupId, answerLocks(this.core, appId, groupId, inviteId), (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const current = edit.requireInvite(inviteId);
-      this.requireSameUser(appId, current, request.ref);
+      if (request.ref) this.requireSameUser(appId, current, request.ref);
       const roles = current.context.first ? withOwner(request.roles) : request.roles;
       const invite = edit.sendInvite(inviteId, {
         type: 'invite.update',

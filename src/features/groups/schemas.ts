@@ -24,6 +24,9 @@ export const GroupBody = v.strictObject({
   meta: v.optional(Meta, {}),
 });
 
+/** SPEC marks no group field required on PUT: an absent name keeps the group's. */
+export const GroupUpdateBody = v.strictObject({ ...GroupBody.entries, name: v.optional(Name) });
+
 const Roles = v.pipe(
   v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'a role is a non-empty string'), v.maxLength(64)), 'roles must be an array of strings'),
   v.maxLength(50, 'at most 50 roles'),
@@ -56,7 +59,7 @@ const RedirectUrl = v.pipe(
   v.check((url) => isLocalPath(url) || isAbsoluteHttpUrl(url), 'redirect_url is an absolute http(s) URL or a path'),
 );
 
-/** Invite create and update share one shape: `roles` required, one user, optional redirect and variant. */
+/** Invite create and update share one shape: `roles` required, a user (optional on update), optional redirect and variant. */
 export const InviteBody = v.strictObject({
   ...Target,
   roles: Roles,
@@ -64,11 +67,14 @@ export const InviteBody = v.strictObject({
   app_variant_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
 });
 
+/** The fields a member or invite body may name its user by. */
+export type UserFields = { user_id?: string; email?: string; phone?: string };
+
 /**
  * The user a member or invite body names: exactly one of `user_id`, `email`, `phone`
  * (400 `E_VALIDATION` with `field_errors` on each field otherwise).
  */
-export function userRefOf(body: { user_id?: string; email?: string; phone?: string }): UserRef {
+export function userRefOf(body: UserFields): UserRef {
   const given = (['user_id', 'email', 'phone'] as const).filter((field) => body[field] !== undefined);
   if (given.length === 1) {
     const field = given[0];
@@ -80,6 +86,11 @@ export function userRefOf(body: { user_id?: string; email?: string; phone?: stri
   throw validationError(errors);
 }
 
+/** `userRefOf` where naming no user is allowed: SPEC's invite PUT does not require one. */
+export function optionalUserRefOf(body: UserFields): UserRef | undefined {
+  const named = body.user_id !== undefined || body.email !== undefined || body.phone !== undefined;
+  return named ? userRefOf(body) : undefined;
+}
 
 /** The IDs these lists are paged by: a cursor of any other shape names nothing. */
 const LISTED_ID = /^(group|member|invite)_[0-9A-HJKMNP-TV-Z]{26}$/;

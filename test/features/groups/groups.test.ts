@@ -72,6 +72,27 @@ t.test('only owners update or delete a group; PUT replaces it', async (t) => {
   t.equal((await platform(server).get(`/groups?lookup_filter=ORCHESTRA`)).body.total_results, 1);
 });
 
+t.test('PUT without a name keeps the group\'s name (SPEC marks none required there); POST still needs one', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada, 'Crew');
+  await as(server, ada).put(`/me/groups/${group.id}`, { admission_policy: 'open', meta: { a: 1 } });
+
+  const byOwner = await as(server, ada).put(`/me/groups/${group.id}`, { meta: { b: 2 } });
+  t.equal(byOwner.status, 200);
+  t.match(byOwner.body.group, { name: 'Crew', admission_policy: 'invite_only', meta: { b: 2 } }, 'policy and meta are still replaced');
+  const byApp = await platform(server).put(`/groups/${group.id}`, {});
+  t.equal(byApp.status, 200);
+  t.match(byApp.body, { name: 'Crew', meta: {} });
+  t.equal((await platform(server).get(`/groups?lookup_filter=crew`)).body.total_results, 1, 'the kept name stays indexed');
+  await assertProfilesConsistent(t, server, [ada.userId]);
+
+  for (const body of [{}, { meta: {} }]) {
+    t.same((await as(server, ada).post('/me/groups', body)).body.field_errors, { name: ['is required'] }, `POST /me/groups ${JSON.stringify(body)}`);
+    t.same((await platform(server).post('/groups', body)).body.field_errors, { name: ['is required'] }, `POST /groups ${JSON.stringify(body)}`);
+  }
+});
+
 t.test('deleting a group removes its members, invites and profile pairs', async (t) => {
   const server = await startServer(t);
   const api = platform(server);

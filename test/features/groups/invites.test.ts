@@ -143,6 +143,35 @@ t.test('invite rules: one pending invite per user, members are not invited, firs
   t.equal((await api.post(`/groups/${group.id}/invites`, { user_id: 'user_missing', roles: [] })).body.code, 'E_USER_NOT_FOUND');
 });
 
+t.test('invite PUT may leave the user out (SPEC requires it on create only): the invite keeps its user', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  const invites = `/me/groups/${group.id}/invites`;
+  const made = await api.post(`/groups/${group.id}/invites`, { email: 'cy@example.com', roles: ['reader'] });
+  const { id, ensured_user_id: userId } = made.body.invitation;
+
+  const byApp = await api.put(`/groups/${group.id}/invites/${id}`, { roles: ['writer'] });
+  t.equal(byApp.status, 200, 'the platform PUT names no user');
+  t.match(byApp.body, { roles: ['writer'], ensured_user_id: userId });
+  const byOwner = await as(server, ada).put(`${invites}/${id}`, { roles: ['editor'] });
+  t.equal(byOwner.status, 200, 'the /me PUT names no user');
+  t.match(byOwner.body, { roles: ['editor'], ensured_user_id: userId });
+  const again = await as(server, ada).put(`${invites}/${id}`, { email: 'CY@example.com', roles: ['editor'] });
+  t.equal(again.status, 200, 'naming the same user by an address still passes');
+
+  const other = await api.put(`/groups/${group.id}/invites/${id}`, { user_id: ada.userId, roles: [] });
+  t.equal(other.status, 400, 'naming another user is still refused');
+  t.same(Object.keys(other.body.field_errors), ['user_id']);
+  t.same((await api.get(`/groups/${group.id}/invites/${id}`)).body.roles, ['editor'], 'and changes nothing');
+
+  const unnamed = await api.post(`/groups/${group.id}/invites`, { roles: [] });
+  t.equal(unnamed.status, 400, 'create still needs a user');
+  t.same(unnamed.body.field_errors, { user_id: ['one of user_id, email or phone is required'] });
+  t.equal((await as(server, ada).post(invites, { roles: [] })).status, 400, 'on /me too');
+});
+
 t.test('deleting a pending invite deletes its pending member; an answered one only itself', async (t) => {
   const server = await startServer(t);
   const api = platform(server);
