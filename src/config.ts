@@ -19,6 +19,12 @@ const rateFromEnv = v.pipe(
 /** `*`, or origins as browsers send them: `scheme://host[:port]`, nothing after. */
 const ORIGIN = /^https?:\/\/[^/\s?#]+$/i;
 
+/**
+ * The longest access-token lifetime `SVC_ACCESS_TOKEN_TTL` allows: what a process that cannot know
+ * the lifetime a token was issued with (a CLI rotating keys, an old session) must assume.
+ */
+export const MAX_ACCESS_TOKEN_TTL_SECONDS = 86_400 * 30;
+
 const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function isBaseUrl(text: string): boolean {
@@ -59,7 +65,7 @@ const EnvSchema = v.object({
     ),
     '',
   ),
-  SVC_ACCESS_TOKEN_TTL: v.optional(intFromEnv(60, 86_400 * 30), '3600'),
+  SVC_ACCESS_TOKEN_TTL: v.optional(intFromEnv(60, MAX_ACCESS_TOKEN_TTL_SECONDS), '3600'),
   SVC_RATE_LIMIT_APP: v.optional(rateFromEnv, '20000/40000'),
   SVC_RATE_LIMIT_USER_WRITES: v.optional(rateFromEnv, '10/30'),
   SVC_RATE_LIMIT_HUB_IP: v.optional(rateFromEnv, '20/60'),

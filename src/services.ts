@@ -72,9 +72,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     throw error;
   }
   const users = new UserDirectory(store, runtime, profiles);
-  const signingKeys = await SigningKeys.open(store, clock, config.accessTokenTtlSeconds * 1000, { readOnly });
+  const signingKeys = await SigningKeys.open(store, clock, { readOnly });
   const accessTokens = new AccessTokens(config, signingKeys, clock);
-  const sessions = new SessionStore(store, pepper);
+  const sessions = new SessionStore(store, pepper, config.accessTokenTtlSeconds * 1000);
   const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
   const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks, config });
   registerGroupLinkPurposes(magicLinks.purposes, groups);

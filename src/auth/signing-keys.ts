@@ -1,6 +1,7 @@
 import { exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
 import type { Store } from '../storage/store.js';
 import type { Clock } from '../lib/clock.js';
+import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../config.js';
 
 /** A key as `signing_keys` holds it, under its kid. */
 export interface StoredKey {
@@ -41,7 +42,6 @@ export class SigningKeys {
   private constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly tokenTtlMs: number,
   ) {
     this.db = store.db<StoredKey>('signing_keys');
   }
@@ -50,8 +50,8 @@ export class SigningKeys {
    * Read-only (`verify`), no key is made or loaded here (`refresh` loads them when one is needed): one
    * that does not parse is then the `signing keys` invariant's to report.
    */
-  static async open(store: Store, clock: Clock, tokenTtlMs: number, options: { readOnly?: boolean } = {}): Promise<SigningKeys> {
-    const keys = new SigningKeys(store, clock, tokenTtlMs);
+  static async open(store: Store, clock: Clock, options: { readOnly?: boolean } = {}): Promise<SigningKeys> {
+    const keys = new SigningKeys(store, clock);
     if (options.readOnly) return keys;
     await keys.reload();
     if (keys.keys.length === 0) await keys.rotate();
@@ -84,8 +84,9 @@ export class SigningKeys {
       privateJwk: { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' },
       publicJwk: { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' },
     };
-    // A key stops signing when its successor arrives; its tokens live at most one TTL after that.
-    const expired = this.keys.slice(0, -1).filter((k, i) => this.keys[i + 1].createdAt + this.tokenTtlMs < now);
+    // A key stops signing when its successor arrives; its tokens live at most one lifetime after that. The
+    // longest one allowed: the process rotating (a CLI) may not run with the server's SVC_ACCESS_TOKEN_TTL.
+    const expired = this.keys.slice(0, -1).filter((k, i) => this.keys[i + 1].createdAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000 < now);
     await this.store.commit(() => {
       this.db.put(kid, stored);
       for (const key of expired) this.db.remove(key.kid);

@@ -1,4 +1,5 @@
 import { newSessionId } from '../../auth/access-tokens.js';
+import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../../config.js';
 import { randomToken } from '../../lib/ids.js';
 import { hmacSecret } from '../../lib/secrets.js';
 import type { Turn } from '../../runtime/runtime.js';
@@ -14,7 +15,16 @@ interface SessionRecord {
   current: string;
   /** When `current` expires: after that the session is over. */
   expiresAt: number;
+  /**
+   * When the session's access tokens have all expired, by the lifetime each was issued with: an ended
+   * session's revocation is kept until then, whatever lifetime is configured by the time it ends.
+   * Absent in sessions started before it was kept.
+   */
+  accessUntil?: number;
 }
+
+/** An access token is signed just after the turn that records its session: its `exp` may be that much later. */
+const SIGNING_MARGIN_MS = 60_000;
 
 /** What a refresh token's hash points at; kept after use, so a second use is recognised as reuse. */
 export interface RefreshRecord {
@@ -47,6 +57,7 @@ export class SessionStore {
   constructor(
     store: Store,
     private readonly pepper: Buffer,
+    private readonly accessTokenTtlMs: number,
   ) {
     this.sessions = store.db<SessionRecord>('sessions');
     this.tokens = store.db<RefreshRecord>('refresh_tokens');
@@ -87,6 +98,11 @@ export class SessionStore {
     return { kind: 'rotated', sid: record.sid, refreshToken: successor };
   }
 
+  /** Until when an access token of the session may still be presented, so its revocation must be kept. */
+  revocationUntil(appId: string, userId: string, sid: string, now: number): number {
+    return this.sessions.get([appId, userId, sid])?.accessUntil ?? now + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000;
+  }
+
   /** Whether the session may still be refreshed: not ended, not expired. */
   isLive(appId: string, userId: string, sid: string, now: number): boolean {
     const session = this.sessions.get([appId, userId, sid]);
@@ -110,7 +126,9 @@ export class SessionStore {
     const refreshToken = randomToken();
     const hash = this.hash(refreshToken);
     const expiresAt = turn.now + REFRESH_TOKEN_TTL_MS;
-    turn.put(this.sessions, [appId, userId, sid], { current: hash, expiresAt } satisfies SessionRecord);
+    const issued = this.sessions.get([appId, userId, sid])?.accessUntil ?? 0;
+    const accessUntil = Math.max(issued, turn.now + this.accessTokenTtlMs + SIGNING_MARGIN_MS);
+    turn.put(this.sessions, [appId, userId, sid], { current: hash, expiresAt, accessUntil } satisfies SessionRecord);
     turn.put(this.tokens, hash, { appId, userId, sid, expiresAt } satisfies RefreshRecord);
     turn.put(this.chain, [appId, userId, sid, expiresAt, hash], true);
     return refreshToken;

@@ -3,7 +3,7 @@ import type { Turn } from '../../runtime/runtime.js';
 import type { Deps } from '../../deps.js';
 import type { SessionOf } from '../../auth/revocation.js';
 
-type SignOutDeps = Pick<Deps, 'runtime' | 'users' | 'sessions' | 'magicLinks' | 'config'>;
+type SignOutDeps = Pick<Deps, 'runtime' | 'users' | 'sessions' | 'magicLinks'>;
 
 /**
  * How much of a user's sign-in state a sign-out ends (ADDENDUM §4):
@@ -15,7 +15,7 @@ export type SignOutScope = { kind: 'everywhere' } | { kind: 'refresh' } | { kind
 
 /** Ends one session inside a turn holding the user's lock: its access tokens are refused until they expire anyway. */
 export function endSession(deps: SignOutDeps, turn: Turn, appId: string, userId: string, sid: string): void {
-  const until = turn.now + deps.config.accessTokenTtlSeconds * 1000;
+  const until = deps.sessions.revocationUntil(appId, userId, sid, turn.now);
   deps.users.change(turn, appId, userId, { type: 'user.revokeSession', sid, until, at: turn.now });
   deps.sessions.endSession(turn, appId, userId, sid);
 }

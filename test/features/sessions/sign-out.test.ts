@@ -106,6 +106,28 @@ t.test('/me sign_out_all false ends only the calling session', async (t) => {
   t.equal((await redeem(server, link)).status, 200, 'pending links live');
 });
 
+t.test("an ended session stays revoked for its tokens' own lifetime, though a shorter one is configured since", async (t) => {
+  const clock = manualClock();
+  const dataDir = t.testdir();
+  const before = await startServer(t, { clock, dataDir, env: { SVC_ACCESS_TOKEN_TTL: '600' } });
+  const first = await signInByLink(before, 'ada@example.com');
+  const second = await signInByLink(before, 'ada@example.com');
+  const me = `/me/applications/${before.app.id}`;
+  await before.close();
+  // After an incident the lifetime is lowered; the tokens issued before still run for 600 s.
+  const server = await startServer(t, { clock, dataDir, env: { SVC_ACCESS_TOKEN_TTL: '60' } });
+  const endSession = (token: string) => server.request('POST', `${me}/signout`, { token, body: { sign_out_all: false } });
+  const read = (token: string) => server.request('GET', `${me}/data`, { token });
+  t.equal((await endSession(first.access_token)).status, 204);
+  t.equal((await read(first.access_token)).body.code, 'E_TOKEN_REVOKED');
+  clock.advance(61_000);
+  // Another revocation drops the entries that have run out: the first session's has not.
+  t.equal((await endSession(second.access_token)).status, 204);
+  const revoked = await read(first.access_token);
+  t.equal(revoked.status, 401, 'the first session is still ended');
+  t.equal(revoked.body.code, 'E_TOKEN_REVOKED');
+});
+
 t.test('/me sign_out_all true signs the caller out everywhere', async (t) => {
   const { server, mine, other, link } = await adaTwice(t);
   t.equal((await meSignOut(server, mine.access_token, { sign_out_all: true })).status, 204);
