@@ -54,8 +54,10 @@ export class GroupService {
       const member = acting.kind === 'user' ? edit.requireOwner(acting.userId) : undefined;
       const current = edit.group.context.name;
       const name = fields.name ?? current;
-      this.core.names.remove(turn, appId, groupId, current);
-      this.core.names.add(turn, appId, groupId, name);
+      if (name !== current) {
+        this.core.names.remove(turn, appId, groupId, current);
+        this.core.names.add(turn, appId, groupId, name);
+      }
       edit.updateGroup({ type: 'group.update', ...fields, name, by: authorOf(acting), at: turn.now });
       return { group: edit.finish(), member };
     });

@@ -21,7 +21,6 @@ export interface InviteRequest {
 /** An invite PUT may leave the user unnamed: the invite keeps its own. */
 export type InviteUpdate = Omit<InviteRequest, 'ref'> & { ref?: UserRef };
 
-
 /**
  * Moves an invite and its member together: `pending → accepted` with `invite_pending → active`, or
  * `pending → rejected` with `invite_pending → invite_rejected`; an accepted invite's app variant joins
