@@ -330,9 +330,8 @@ export class ActorRuntime {
  * once the resident set is full (1M users: each activation passivates another actor).
  */
 function holdsOnlyItsSnapshot(actor: AnyActorRef): boolean {
-  for (const _child in actor.getSnapshot().children) return false;
-  for (const _event in actor.system.getSnapshot()._scheduledEvents) return false;
-  return true;
+  const { children } = actor.getSnapshot();
+  return Object.keys(children).length === 0 && Object.keys(actor.system.getSnapshot()._scheduledEvents).length === 0;
 }
 
 function stateName(value: unknown): string {
