@@ -21,6 +21,11 @@ export interface PageEntry<V> {
  * no gaps or duplicates between pages because the cursor is a key, not an offset.
  */
 export function readPage<V>(db: Database<V, Key>, request: PageRequest): PageEntry<V>[] {
+  return [...pageEntries(db, request)];
+}
+
+/** `readPage`'s entries one at a time, for a caller that may stop before the page is read whole. */
+export function* pageEntries<V>(db: Database<V, Key>, request: PageRequest): Generator<PageEntry<V>> {
   const { prefix, pageSize, after } = request;
   const descending = request.sort === 'desc';
   const low: Key = [...prefix, ''];
@@ -29,12 +34,11 @@ export function readPage<V>(db: Database<V, Key>, request: PageRequest): PageEnt
   const range = descending
     ? db.getRange({ start: cursor ?? high, end: low, reverse: true, limit: pageSize + 1 })
     : db.getRange({ start: cursor ?? low, end: high, limit: pageSize + 1 });
-  const page: PageEntry<V>[] = [];
+  let read = 0;
   for (const { key, value } of range) {
     const id = (key as Key[])[prefix.length] as string;
     if (id === after) continue;
-    page.push({ id, value });
-    if (page.length === pageSize) break;
+    yield { id, value };
+    if (++read === pageSize) return;
   }
-  return page;
 }

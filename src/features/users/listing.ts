@@ -1,3 +1,4 @@
+import { validationError } from '../../lib/errors.js';
 import { addressKindOf } from './addresses.js';
 import type { UserDirectory } from './directory.js';
 import type { ProfileViews } from './profile-views.js';
@@ -14,7 +15,7 @@ const CLOSE = utf8(']}');
 export function listProfiles(users: UserDirectory, profiles: ProfileViews, appId: string, query: ListQuery): Buffer {
   const request = { pageSize: query.pageSize, after: query.after, sort: query.sort };
   let total: number;
-  let page: Uint8Array[];
+  let page: Iterable<Uint8Array>;
   if (query.lookup_filter === undefined && query.id_filter === undefined) {
     total = users.count(appId);
     page = profiles.platformPage(appId, request);
@@ -24,18 +25,36 @@ export function listProfiles(users: UserDirectory, profiles: ProfileViews, appId
     total = matches.length;
     const after = query.after;
     const start = after === undefined ? 0 : matches.findIndex((id) => (query.sort === 'desc' ? id < after : id > after));
-    const ids = start < 0 ? [] : matches.slice(start, start + query.pageSize);
-    page = ids.flatMap((id) => profiles.platformBytes(appId, id) ?? []);
+    page = bodiesOf(profiles, appId, start < 0 ? [] : matches.slice(start, start + query.pageSize));
   }
   const fields = query.fields;
-  const items = fields ? page.map((bytes) => utf8(JSON.stringify(projectProfile(bytes, fields)))) : page;
   const parts: Uint8Array[] = [utf8(`{"total_results":${total},"results":[`)];
-  items.forEach((item, index) => {
-    if (index > 0) parts.push(COMMA);
+  let bytes = 0;
+  for (const body of page) {
+    const item = fields ? utf8(JSON.stringify(projectProfile(body, fields))) : body;
+    bytes += item.length;
+    if (bytes > LIST_BYTES_LIMIT) throw pageTooLarge();
+    if (parts.length > 1) parts.push(COMMA);
     parts.push(item);
-  });
+  }
   parts.push(CLOSE);
   return Buffer.concat(parts);
+}
+
+/**
+ * The most profile bytes one list answer holds. Profiles may grow to 4 MiB each, so a page of 1000
+ * could be gigabytes, built in memory: it is refused as it passes this, before the rest is read.
+ */
+export const LIST_BYTES_LIMIT = 32 * 1024 * 1024;
+
+const pageTooLarge = () =>
+  validationError({ page_size: [`the page holds more than ${LIST_BYTES_LIMIT / (1024 * 1024)} MiB of profiles: ask for fewer per page`] });
+
+function* bodiesOf(profiles: ProfileViews, appId: string, ids: readonly string[]): Generator<Uint8Array> {
+  for (const id of ids) {
+    const body = profiles.platformBytes(appId, id);
+    if (body) yield body;
+  }
 }
 
 /** IDs matching every given filter, ascending. Without `include_duplicates`, only the oldest user per lookup value. */

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { ActorView, SnapshotStore } from '../../runtime/runtime.js';
 import type { Database, Key, Store } from '../../storage/store.js';
 import { HIGH_KEY } from '../../storage/store.js';
-import { readPage, type PageRequest } from '../../storage/paging.js';
+import { pageEntries, type PageRequest } from '../../storage/paging.js';
 import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import { persistedUser, type UserContext } from '../../../machines/user.machine.js';
@@ -192,10 +192,10 @@ export class ProfileViews {
     return record && groupsPart(record);
   }
 
-  /** Prepared platform bytes of one page of an app's profiles, in user ID order. */
-  platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Uint8Array[] {
+  /** Prepared platform bytes of one page of an app's profiles, in user ID order, read as they are taken. */
+  *platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Generator<Uint8Array> {
     const groupBytes = this.groupBytesOf(appId);
-    return readPage(this.records, { ...request, prefix: [appId] }).map(({ value }) => platformBody(value, groupBytes));
+    for (const { value } of pageEntries(this.records, { ...request, prefix: [appId] })) yield platformBody(value, groupBytes);
   }
 
   /** Prepared bytes of the user's own view, re-rendered when the schema changed since; from `view` when given. */

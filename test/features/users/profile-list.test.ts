@@ -149,3 +149,24 @@ t.test('malformed or out-of-range parameters are 400 E_VALIDATION, never clamped
   const huge = await server.request('GET', `/applications/${server.app.id}/users/data?page_size=${'9'.repeat(400)}`, { app: server.app });
   t.equal(huge.status, 400, 'a number past any page is out of range');
 });
+
+t.test('a page past 32 MiB of profiles is refused before it is built; a smaller page of the same users answers', async (t) => {
+  const server = await startServer(t);
+  // Nine profiles near the 4 MiB cap (64 KiB strings): 35 MB, past LIST_BYTES_LIMIT; eight fit.
+  const big = (index: number) => Object.fromEntries(Array.from({ length: 60 }, (_, field) => [`f${field}`, String(index).repeat(65_000)]));
+  const ids = await seed(server, 9, big);
+  const list = (query: string) => server.request('GET', `/applications/${server.app.id}/users/data?${query}`, { app: server.app });
+  for (const query of ['page_size=1000', `page_size=1000&id_filter=${ids.join(',')}`]) {
+    const refused = await list(query);
+    t.equal(refused.status, 400, query);
+    t.equal(refused.body.code, 'E_VALIDATION');
+    t.match(refused.body.field_errors.page_size, [/more than 32 MiB of profiles: ask for fewer per page/]);
+  }
+  const fewer = await list('page_size=8');
+  t.equal(fewer.status, 200);
+  t.equal(fewer.body.results.length, 8);
+  t.equal(fewer.body.total_results, 9);
+  const projected = await list('page_size=1000&fields=f0');
+  t.equal(projected.status, 200, 'a projection is measured by what it answers');
+  t.equal(projected.body.results.length, 9);
+});
