@@ -78,10 +78,11 @@ export function applyProfileChange(
 type Complain = (field: string, message: string) => void;
 
 function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRules, report: Complain): ProfileData {
-  // A field refused has its complaint already: it is not also reported missing.
-  const refused = new Set<string>();
+  // A field refused has its complaint already: it is not also reported missing. Made on the first
+  // complaint: a write that passes (nearly all) allocates nothing for it.
+  let refused: Set<string> | undefined;
   const complain: Complain = (name, message) => {
-    refused.add(name);
+    (refused ??= new Set()).add(name);
     report(shownKey(name), message);
   };
   const { schema, writer, userId } = rules;
@@ -152,7 +153,7 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
   // Whatever a replace leaves, or a merge names (`null` and `""` included), must hold every required field.
   for (const [name, spec] of Object.entries(schema.fields)) {
     const named = given !== undefined && Object.hasOwn(given, name);
-    if (spec.required && (mode === 'replace' || named) && !refused.has(name) && mayWrite(name, spec) && isMissing(next[name])) {
+    if (spec.required && (mode === 'replace' || named) && !refused?.has(name) && mayWrite(name, spec) && isMissing(next[name])) {
       complain(name, 'is required');
     }
   }
