@@ -5,6 +5,10 @@ import { join } from 'node:path';
  * The file that names the server process serving a data dir. LMDB lets many processes share an
  * environment (the CLI does, beside a server), but two servers would each keep their own actors and
  * locks in memory and overwrite each other's acknowledged writes.
+ *
+ * Its first line is the PID; its second, where `/proc` tells it, the process's identity (`identityOf`),
+ * so that a PID another process has taken since (after a reboot, PIDs start over) is not mistaken
+ * for the server that wrote the claim.
  */
 const CLAIM_FILE = 'server.pid';
 
@@ -12,13 +16,19 @@ class DataDirInUse extends Error {}
 
 /** The process that claims `dataDir`, if it is still alive. */
 export function servingProcess(dataDir: string): number | undefined {
-  let pid: number;
+  let lines: string[];
   try {
-    pid = Number(readFileSync(join(dataDir, CLAIM_FILE), 'utf8'));
+    lines = readFileSync(join(dataDir, CLAIM_FILE), 'utf8').split('\n');
   } catch {
     return undefined;
   }
-  return Number.isSafeInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
+  const pid = Number(lines[0]);
+  if (!Number.isSafeInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
+  const claimed = lines[1];
+  // A claim without an identity (written by an older build, or where there is no `/proc`), or a
+  // process whose identity cannot be read (`/proc` mounted with `hidepid`), is trusted by its PID.
+  const current = claimed ? identityOf(pid) : undefined;
+  return current === undefined || current === claimed ? pid : undefined;
 }
 
 /**
@@ -31,7 +41,8 @@ export function claimDataDir(dataDir: string): () => void {
   for (;;) {
     try {
       const fd = openSync(path, 'wx');
-      writeSync(fd, String(process.pid));
+      const identity = identityOf(process.pid);
+      writeSync(fd, identity === undefined ? `${process.pid}\n` : `${process.pid}\n${identity}\n`);
       closeSync(fd);
       return () => {
         if (servingProcess(dataDir) === process.pid) unlinkSync(path);
@@ -55,5 +66,23 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     // EPERM: it exists, under another user.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * What tells a process apart from a later one given the same PID: the boot it runs in and when it
+ * started in that boot (clock ticks since boot, which no change of the wall clock moves). Undefined
+ * where `/proc` does not tell.
+ */
+export function identityOf(pid: number): string | undefined {
+  try {
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (2nd field) may hold spaces and parentheses: the start time, the 22nd field,
+    // is the 20th after its closing parenthesis.
+    const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return /^\d+$/.test(startTicks ?? '') ? `${boot} ${startTicks}` : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -1,10 +1,14 @@
 import t from 'tap';
-import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { compiledService } from '../helpers/build.js';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
+import { claimDataDir, identityOf, servingProcess } from '../../src/storage/server-claim.js';
+
+/** The PID a data dir's claim names (its first line). */
+const claimedPid = (dataDir: string) => readFileSync(join(dataDir, 'server.pid'), 'utf8').split('\n')[0];
 
 t.test('one server per data dir: a second is refused, a killed one\'s claim is taken over, a stopped one leaves none', async (t) => {
   const dir = t.testdir();
@@ -26,7 +30,7 @@ t.test('one server per data dir: a second is refused, a killed one\'s claim is t
     const ontoLive = await runCli(['backup', target, '--force'], { dataDir });
     t.equal(ontoLive.code, 1, `a backup is never written inside the data dir: ${target}`);
   }
-  t.equal(readFileSync(join(dataDir, 'server.pid'), 'utf8'), String(first.child.pid), 'the claim is untouched');
+  t.equal(claimedPid(dataDir), String(first.child.pid), 'the claim is untouched');
   const restore = await runCli(['restore', backup, '--force'], { dataDir });
   t.equal(restore.code, 1, 'a restore under a running server is refused, --force or not');
   t.match(restore.stderr, /is served by process/);
@@ -82,5 +86,42 @@ t.test('a claim naming the starting process itself is a leftover: a container\'s
     child.once('exit', (code) => resolve(`exited ${code}: ${output}`));
   });
   t.equal(outcome, 'listening');
-  t.equal(readFileSync(join(dataDir, 'server.pid'), 'utf8'), String(child.pid), 'and it holds the claim');
+  t.equal(claimedPid(dataDir), String(child.pid), 'and it holds the claim');
+});
+
+t.test('a claim names its process by more than a PID: one that another process has since taken is a leftover', async (t) => {
+  // A live process that is not the server: its PID stands for one a reboot, or PIDs wrapping around, handed on.
+  const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+  t.teardown(() => other.kill('SIGKILL'));
+  await new Promise((resolve) => other.once('spawn', resolve));
+  const pid = other.pid!;
+  const identity = identityOf(pid);
+  t.ok(identity, 'this machine has /proc');
+  const [boot, startTicks] = identity!.split(' ');
+  const claimWith = (content: string) => {
+    const dataDir = t.testdir();
+    writeFileSync(join(dataDir, 'server.pid'), content);
+    return dataDir;
+  };
+
+  const same = claimWith(`${pid}\n${identity}\n`);
+  t.equal(servingProcess(same), pid, 'the process the claim names');
+  t.throws(() => claimDataDir(same), new RegExp(`is served by process ${pid}`), 'is never taken over');
+  t.equal(claimedPid(same), String(pid));
+
+  const leftovers = {
+    'started at another time': `${pid}\n${boot} ${Number(startTicks) + 1}\n`,
+    'started in another boot': `${pid}\n00000000-0000-0000-0000-000000000000 ${startTicks}\n`,
+  };
+  for (const [what, content] of Object.entries(leftovers)) {
+    const dataDir = claimWith(content);
+    t.equal(servingProcess(dataDir), undefined, `a live PID whose process ${what} serves nothing`);
+    const release = claimDataDir(dataDir);
+    t.same(readFileSync(join(dataDir, 'server.pid'), 'utf8').split('\n'), [String(process.pid), identityOf(process.pid), ''], 'the claim is taken over');
+    release();
+    t.notOk(existsSync(join(dataDir, 'server.pid')), 'and released');
+  }
+
+  const bare = claimWith(String(pid));
+  t.equal(servingProcess(bare), pid, 'a claim of an older build (a PID alone) is trusted by its PID');
 });
