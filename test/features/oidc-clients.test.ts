@@ -214,6 +214,64 @@ t.test('invalid bodies answer 400 E_VALIDATION naming each bad field and change 
   t.same(list.body.results, []);
 });
 
+t.test('allowed_origins takes only origins as browsers send them: any other URL is 400 on its item and stores nothing', async (t) => {
+  const server = await startServer(t);
+  const client = await createClient(server, { name: 'Web', config: { allowed_origins: ['https://old.example'] } });
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  const before = await server.request('GET', path, { app: server.app });
+  const refused: Array<[string, string]> = [
+    ['a path', 'https://a.example/app'],
+    ['a trailing slash', 'https://a.example/'],
+    ['a query', 'https://a.example?x=1'],
+    ['a fragment', 'https://a.example#top'],
+    ['userinfo', 'https://user@a.example'],
+    ['an upper-case host', 'https://A.example'],
+    ['an upper-case scheme', 'HTTPS://a.example'],
+    ['the default https port', 'https://a.example:443'],
+    ['the default http port', 'http://a.example:80'],
+    ['a non-http scheme', 'ftp://a.example'],
+    ['a host not in ASCII', 'https://bücher.example'],
+  ];
+  for (const [label, origin] of refused) {
+    const config = { allowed_origins: ['https://ok.example', origin] };
+    const put = await server.request('PUT', path, { app: server.app, body: { name: 'Web', config } });
+    expectError(t, put, 400, 'E_VALIDATION');
+    t.strictSame(Object.keys(put.body.field_errors ?? {}), ['config.allowed_origins[1]'], `PUT with ${label}: the item is named`);
+    t.ok(put.body.field_errors?.['config.allowed_origins[1]']?.some((m: string) => m.startsWith('must be an origin')), `${label}: the message says why`);
+    const created = await server.request('POST', clientsPath(server.app), { app: server.app, body: { name: 'New', config } });
+    expectError(t, created, 400, 'E_VALIDATION');
+    t.strictSame(Object.keys(created.body.field_errors ?? {}), ['config.allowed_origins[1]'], `POST with ${label}: the item is named`);
+  }
+  const unchanged = await server.request('GET', path, { app: server.app });
+  t.strictSame(unchanged.body, before.body, 'no refused PUT changed the client');
+  t.strictSame(unchanged.body.config.allowed_origins, ['https://old.example']);
+  const list = await server.request('GET', clientsPath(server.app), { app: server.app });
+  t.equal(list.body.total_results, 1, 'no refused POST created one');
+
+  const accepted = ['https://a.example', 'http://localhost:3000', 'https://a.example:8443', 'http://[::1]:8080'];
+  const put = await server.request('PUT', path, { app: server.app, body: { name: 'Web', config: { allowed_origins: accepted } } });
+  t.equal(put.status, 200);
+  t.strictSame(put.body.config.allowed_origins, accepted, 'origins are answered as given');
+  const read = await server.request('GET', path, { app: server.app });
+  t.strictSame(read.body.config.allowed_origins, accepted, 'and stored as given');
+  const created = await createClient(server, { name: 'Other', config: { allowed_origins: accepted } });
+  t.strictSame(created.config.allowed_origins, accepted, 'a create takes them too');
+});
+
+t.test('allowed_origins stored before origins were required still read as stored', async (t) => {
+  const server = await startServer(t);
+  const client = await createClient(server, { name: 'Old' });
+  const clients = server.deps.store.db<any>('oidc_clients');
+  const key = [server.app.id, client.id];
+  const legacy = ['https://app.example.com/path?x=1', 'https://a.example/'];
+  await server.deps.store.commit(() => clients.put(key, { ...clients.get(key), config: { allowed_origins: legacy } }));
+  const read = await server.request('GET', `${clientsPath(server.app)}/${client.id}`, { app: server.app });
+  t.equal(read.status, 200);
+  t.strictSame(read.body.config.allowed_origins, legacy, 'no stored value is rewritten or dropped');
+  const list = await server.request('GET', clientsPath(server.app), { app: server.app });
+  t.strictSame(list.body.results[0].config.allowed_origins, legacy);
+});
+
 t.test('PUT replaces name, description and config as a whole', async (t) => {
   const clock = manualClock(START);
   const server = await startServer(t, { clock });

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isAbsoluteHttpUrl } from '../../lib/urls.js';
+import { isAbsoluteHttpUrl, isHttpOrigin } from '../../lib/urls.js';
 import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS } from '../../lib/validate.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 
@@ -25,6 +25,12 @@ const RedirectUri = v.pipe(
   v.check((value) => !value.includes('#'), 'must not contain a fragment'),
 );
 
+/** An entry is meant to match a browser's `Origin` header: one that never could would be kept and silently match nothing. */
+const Origin = v.pipe(
+  HttpUrl,
+  v.check(isHttpOrigin, 'must be an origin as browsers send it: scheme://host[:port] in lower case, with no default port, path or anything else'),
+);
+
 const listOf = <S extends v.GenericSchema>(item: S, what: string) =>
   v.pipe(
     v.array(item, `must be an array of ${what}`),
@@ -40,7 +46,7 @@ const Scope = v.pipe(
 export const OidcConfigSchema = jsonRecord(
   v.looseObject(
     {
-      allowed_origins: v.optional(listOf(HttpUrl, 'URLs')),
+      allowed_origins: v.optional(listOf(Origin, 'origins')),
       redirect_uris: v.optional(listOf(RedirectUri, 'URLs')),
       post_logout_uris: v.optional(listOf(HttpUrl, 'URLs')),
       logo_uri: v.optional(v.nullable(HttpUrl)),
