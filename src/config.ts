@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { resolve } from 'node:path';
 import type { RateLimit } from './http/rate-limit.js';
+import { isHttpOrigin } from './lib/urls.js';
 
 const intFromEnv = (min: number, max: number) =>
   v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max));
@@ -15,9 +16,6 @@ const rateFromEnv = v.pipe(
   }),
   v.check(({ perSecond, burst }) => (perSecond === 0 && burst === 0) || (perSecond > 0 && burst >= 1), 'a limit needs a rate above 0 and a burst of at least 1 (0 turns it off)'),
 );
-
-/** `*`, or origins as browsers send them: `scheme://host[:port]`, nothing after. */
-const ORIGIN = /^https?:\/\/[^/\s?#]+$/i;
 
 /**
  * The longest access-token lifetime `SVC_ACCESS_TOKEN_TTL` allows: what a process that cannot know
@@ -59,8 +57,8 @@ const EnvSchema = v.object({
     v.pipe(
       v.string(),
       v.check(
-        (text) => text.split(',').map((s) => s.trim()).filter(Boolean).every((origin) => origin === '*' || ORIGIN.test(origin)),
-        'a comma-separated list of origins (https://app.example, http://localhost:5173) or *',
+        (text) => text.split(',').map((s) => s.trim()).filter(Boolean).every((origin) => origin === '*' || isHttpOrigin(origin)),
+        'a comma-separated list of origins as browsers send them, lower case with no default port (https://app.example, http://localhost:5173), or *',
       ),
     ),
     '',
