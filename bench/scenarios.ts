@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ServiceClient } from './client.js';
+import { runConcurrently, type ServiceClient } from './client.js';
 import { luaString, type RequestShape } from './lua.js';
 import { profileWriteBody } from './profile-fixture.js';
 
@@ -60,6 +60,9 @@ const bearer = (users: readonly SignedInUser[]) => ({
   authorization: 'Bearer {token}',
   pools: { token: users.map((u) => u.accessToken) },
 });
+
+/** A full page of members (the most a page holds), each with its user's profile card. */
+const MEMBER_PAGE = 100;
 
 /** The durable write; the bench measures the storage floor on its data set right after it. */
 export const PROFILE_WRITE: Scenario = {
@@ -143,7 +146,21 @@ export const scenarios: readonly Scenario[] = [
     requestsPerOperation: 2,
     setup: async (env, dir) => inviteFlow(env, dir),
   },
+  {
+    // Last: its members' profiles list the group from here on.
+    name: `member list page (${MEMBER_PAGE})`,
+    setup: async (env) => {
+      const groupsPath = `/applications/${env.client.app.id}/groups`;
+      const group = await env.client.call('POST', groupsPath, { platform: true, body: { name: 'member list bench' } });
+      const members = env.users().slice(0, MEMBER_PAGE);
+      await runConcurrently(members.length, 16, (i) =>
+        env.client.call('POST', `${groupsPath}/${group.id}/members`, { platform: true, body: { user_id: members[i].id, roles: ['member'], state: 'active' } }),
+      );
+      return { method: 'GET', path: `${groupsPath}/${group.id}/members?page_size=${MEMBER_PAGE}`, headers: env.client.platformHeaders };
+    },
+  },
 ];
+
 
 /**
  * The owner (the first signed-in user) invites the other signed-in users, by user ID, to groups made
