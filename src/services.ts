@@ -45,73 +45,71 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const logger = options.logger ?? createLogger(config.logLevel);
   const readOnly = options.readOnly ?? false;
   const store = openStore(config.dataDir, { readOnly });
-  let pepper: Buffer;
+  // Whatever step fails once the store is open, the runtime (if made: its sweep timer runs) is stopped
+  // and the store closed before the error goes on.
+  let stopRuntime: (() => void) | undefined;
   try {
     if (readOnly) requireCurrentFormat(store);
-    pepper = await loadPepper(store, { create: !readOnly });
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  const apps = new ApplicationStore(store, pepper, clock);
-  const profiles = new ProfileViews(store, apps, config);
-  const runtime = new ActorRuntime({
-    store,
-    machines: options.machines ?? machines,
-    clock,
-    logger,
-    maxActors: config.maxActors,
-    idleMs: config.actorIdleMs,
-    snapshotStores: { [USER_KIND]: profiles.snapshotStore() },
-  });
-  try {
+    const pepper = await loadPepper(store, { create: !readOnly });
+    const apps = new ApplicationStore(store, pepper, clock);
+    const profiles = new ProfileViews(store, apps, config);
+    const runtime = new ActorRuntime({
+      store,
+      machines: options.machines ?? machines,
+      clock,
+      logger,
+      maxActors: config.maxActors,
+      idleMs: config.actorIdleMs,
+      snapshotStores: { [USER_KIND]: profiles.snapshotStore() },
+    });
+    stopRuntime = () => runtime.stop();
     if (!readOnly) await migrate(store, logger, formatSteps(runtime, profiles));
+    const users = new UserDirectory(store, runtime, profiles);
+    const signingKeys = await SigningKeys.open(store, clock, { readOnly });
+    const accessTokens = new AccessTokens(config, signingKeys, clock);
+    const sessions = new SessionStore(store, pepper, config.accessTokenTtlSeconds * 1000);
+    const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
+    const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks, config });
+    registerGroupLinkPurposes(magicLinks.purposes, groups);
+    const metrics = createMetrics();
+    metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
+    metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
+      const stat = store.root.getStats() as { pageSize: number; lastPageNumber: number };
+      return stat.pageSize * (stat.lastPageNumber + 1);
+    });
+    return {
+      config,
+      clock,
+      logger,
+      store,
+      runtime,
+      apps,
+      pepper,
+      metrics,
+      users,
+      profiles,
+      groups,
+      signingKeys,
+      accessTokens,
+      sessions,
+      magicLinks,
+      // Activity is stamped only on calls the rate limit let through.
+      requireUser: withActivity(
+        thenLimit(requireUser(accessTokens, profiles, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
+          ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
+        ),
+        new ActivityStamps(users, runtime, clock, logger),
+      ),
+      requireApp: thenLimit(requireAppCredentials(config, apps), new RateLimiter(config.rateLimits.app, clock), (ctx) =>
+        ctx.caller?.kind === 'app' ? ctx.caller.key : undefined,
+      ),
+      limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock), config.trustedProxies),
+    };
   } catch (error) {
-    runtime.stop();
+    stopRuntime?.();
     await store.close();
     throw error;
   }
-  const users = new UserDirectory(store, runtime, profiles);
-  const signingKeys = await SigningKeys.open(store, clock, { readOnly });
-  const accessTokens = new AccessTokens(config, signingKeys, clock);
-  const sessions = new SessionStore(store, pepper, config.accessTokenTtlSeconds * 1000);
-  const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
-  const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks, config });
-  registerGroupLinkPurposes(magicLinks.purposes, groups);
-  const metrics = createMetrics();
-  metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
-  metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
-    const stat = store.root.getStats() as { pageSize: number; lastPageNumber: number };
-    return stat.pageSize * (stat.lastPageNumber + 1);
-  });
-  return {
-    config,
-    clock,
-    logger,
-    store,
-    runtime,
-    apps,
-    pepper,
-    metrics,
-    users,
-    profiles,
-    groups,
-    signingKeys,
-    accessTokens,
-    sessions,
-    magicLinks,
-    // Activity is stamped only on calls the rate limit let through.
-    requireUser: withActivity(
-      thenLimit(requireUser(accessTokens, profiles, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>
-        ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.caller?.kind === 'user' ? `${ctx.caller.appId}:${ctx.caller.userId}` : undefined,
-      ),
-      new ActivityStamps(users, runtime, clock, logger),
-    ),
-    requireApp: thenLimit(requireAppCredentials(config, apps), new RateLimiter(config.rateLimits.app, clock), (ctx) =>
-      ctx.caller?.kind === 'app' ? ctx.caller.key : undefined,
-    ),
-    limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock), config.trustedProxies),
-  };
 }
 
 export async function closeServices(deps: Deps): Promise<void> {
