@@ -90,23 +90,27 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
 }
 
 /**
- * Empty named databases for a read-only store, in a scratch environment of their own (made in the
- * OS temp dir on first use, removed on close).
+ * Empty named databases for a read-only store, in a scratch environment of their own, made in the OS
+ * temp dir on first use. Its directory is removed as soon as the environment is open, which keeps
+ * working on the unlinked files (its descriptors and map stay valid): nothing is left behind, also by
+ * a `verify` killed before it closes the store.
  */
 function scratchDatabases() {
-  let scratch: { dir: string; root: RootDatabase } | undefined;
+  let scratch: RootDatabase | undefined;
   return {
     openDB(dbOptions: { name: string }): Database<any, Key> {
       if (!scratch) {
         const dir = mkdtempSync(join(tmpdir(), 'svc-absent-dbs-'));
-        scratch = { dir, root: open({ path: dir, ...ENV_OPTIONS }) };
+        try {
+          scratch = open({ path: dir, ...ENV_OPTIONS });
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
       }
-      return scratch.root.openDB(dbOptions);
+      return scratch.openDB(dbOptions);
     },
     async close() {
-      if (!scratch) return;
-      await scratch.root.close();
-      rmSync(scratch.dir, { recursive: true, force: true });
+      await scratch?.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { decodeValue, openStore } from '../../src/storage/store.js';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const store = openStore(t.testdir());
@@ -72,4 +73,31 @@ t.test('a data dir and its files are its owner\'s alone: they hold the pepper an
   await opened.commit(() => opened.db('x').put('k', 1));
   t.equal(statSync(dir).mode & 0o777, 0o700, 'a dir made open before is closed at the next open');
   for (const name of readdirSync(dir)) t.equal(statSync(join(dir, name)).mode & 0o777, 0o600, name);
+});
+
+t.test('a read-only store reads a database its data dir lacks as empty, and leaves nothing in the temp dir even while open (a verify killed)', async (t) => {
+  const dir = join(t.testdir(), 'data');
+  const temp = join(t.testdir(), 'tmp');
+  mkdirSync(temp);
+  const writer = openStore(dir);
+  await writer.commit(() => writer.db('kept').put('k', 1));
+  await writer.close();
+
+  // A temp dir of this test's own, unlike the shared one that other processes use.
+  const previous = process.env.TMPDIR;
+  process.env.TMPDIR = temp;
+  t.teardown(() => (previous === undefined ? delete process.env.TMPDIR : (process.env.TMPDIR = previous)));
+  const reader = openStore(dir, { readOnly: true });
+  t.teardown(() => reader.close());
+  t.equal(reader.db('kept').get('k'), 1);
+  for (const name of ['absent', 'also-absent', 'absent-bytes']) {
+    t.notOk(reader.hasDb(name), `the data dir lacks ${name}`);
+    const db = reader.db(name, name === 'absent-bytes' ? { encoding: 'binary' } : {});
+    t.equal(db.get('k'), undefined, `${name}: no value`);
+    t.same([...db.getRange({ start: 'a', end: 'z' })], [], `${name}: no range`);
+    t.same([...db.getKeys({})], [], `${name}: no key`);
+  }
+  t.same(readdirSync(tmpdir()), [], 'no scratch environment left in the temp dir while the store is open');
+  await t.rejects(reader.commit(() => {}), /open read-only/);
+  t.notOk(reader.hasDb('absent'), 'nor made in the data dir');
 });
