@@ -48,7 +48,7 @@ export interface RequestContext {
   body: ParsedBody;
   caller?: Caller;
   aborted: boolean;
-  /** Names of headers the request gives more than once. */
+  /** Names of headers the request gives more than once (their lines combined in `headers`, comma-separated). */
   readonly repeatedHeaders?: readonly string[];
   readonly res: HttpResponse;
   query(): URLSearchParams;

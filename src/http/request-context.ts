@@ -16,7 +16,11 @@ export class HttpRequestContext implements RequestContext {
   body: ParsedBody = NO_BODY;
   caller: Caller | undefined = undefined;
   aborted = false;
-  /** Names of headers the request gives more than once (the last value is the one in `headers`). */
+  /**
+   * Names of headers the request gives more than once. Their lines are combined in `headers`, in
+   * order, separated by commas (RFC 9110 §5.3): a proxy may add its `X-Forwarded-For` line after the
+   * client's. A header that must come once is refused when repeated, so never read combined.
+   */
   repeatedHeaders: string[] | undefined = undefined;
   private remoteAddress: string | undefined = undefined;
   private parsedQuery: URLSearchParams | undefined = undefined;
@@ -30,8 +34,12 @@ export class HttpRequestContext implements RequestContext {
   ) {
     const headers = this.headers;
     req.forEach((key, value) => {
-      if (headers[key] !== undefined) (this.repeatedHeaders ??= []).push(key);
-      headers[key] = value;
+      const earlier = headers[key];
+      if (earlier === undefined) headers[key] = value;
+      else {
+        (this.repeatedHeaders ??= []).push(key);
+        headers[key] = `${earlier}, ${value}`;
+      }
     });
     for (let i = 0; i < paramNames.length; i++) this.params[paramNames[i]] = req.getParameter(i) ?? '';
     this.rawQuery = req.getQuery() ?? '';

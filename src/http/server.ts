@@ -74,6 +74,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   function corsOrigin(ctx: RequestContext): string | undefined {
     const origin = ctx.headers.origin;
+    // Browsers send one Origin: lines given more than once (combined in `headers`) name none.
+    if (ctx.repeatedHeaders?.includes('origin')) return undefined;
     if (origin && (allowAnyOrigin || allowedOrigins.has(origin))) return origin;
     return undefined;
   }

@@ -26,6 +26,7 @@ const routes: Route[] = [
     },
   },
   { method: 'GET', path: '/plain', handle: () => ok({ plain: true }) },
+  { method: 'GET', path: '/headers', handle: (ctx) => ok({ headers: ctx.headers }) },
   { method: 'GET', path: '/spend/:id', query: 'ignored', changesState: true, handle: (ctx) => ok({ spent: ctx.params.id }) },
   {
     method: 'GET',
@@ -260,6 +261,18 @@ t.test('a host or credential header given twice is 400, other headers may repeat
   }
   const harmless = await exchange('GET /items/1 HTTP/1.1\r\nHost: x\r\nAccept: a\r\nAccept: b\r\nConnection: close\r\n\r\n');
   t.match(harmless.text, /^HTTP\/1\.1 200 /);
+});
+
+t.test('a header given on several lines reads as one list, its lines in order (RFC 9110 §5.3)', async (t) => {
+  const res = await exchange(
+    'GET /headers HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 198.51.100.9\r\nAccept: a\r\nX-Forwarded-For: 203.0.113.5, 10.0.0.2\r\nConnection: close\r\n\r\n',
+  );
+  const headers = JSON.parse(res.text.slice(res.text.indexOf('\r\n\r\n') + 4)).headers;
+  t.equal(headers['x-forwarded-for'], '198.51.100.9, 203.0.113.5, 10.0.0.2', 'a proxy\'s line after the client\'s');
+  t.equal(headers.accept, 'a');
+  const origins = await exchange('GET /items/1 HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\nOrigin: https://app.example\r\nConnection: close\r\n\r\n');
+  t.match(origins.text, /^HTTP\/1\.1 200 /);
+  t.notMatch(origins.text, /access-control-allow-origin/i, 'Origin on two lines names no origin: nothing is echoed');
 });
 
 t.test('HEAD answers what GET would, without the body, and ends the connection; a route without GET answers its error without a body', async (t) => {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startServer } from '../helpers/server.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { manualClock } from '../../src/lib/clock.js';
 
@@ -66,6 +67,12 @@ t.test('behind SVC_TRUSTED_PROXIES proxies the client is the X-Forwarded-For ent
   t.equal((await keys(proxied, '2001:db8::1')).status, 429);
   t.equal((await keys(proxied, 'garbage-1')).status, 200, 'what is no address: the connection counts');
   t.equal((await keys(proxied, 'garbage-2')).status, 429);
+  // A proxy that adds a line of its own rather than appending to the client's: the lines read as one list.
+  const lines = (forwardedFor: string[]) =>
+    rawRequest(twoHops.port, `GET /hub/auth/keys HTTP/1.1\r\nhost: localhost\r\n${forwardedFor.map((entry) => `x-forwarded-for: ${entry}\r\n`).join('')}connection: close\r\n\r\n`);
+  t.equal((await lines(['198.51.100.9', '203.0.113.6, 10.0.0.2'])).status, 200);
+  t.equal((await lines(['198.51.100.7, 203.0.113.6', '10.0.0.2'])).status, 429, 'the same client, its entry on another line');
+  t.equal((await lines(['203.0.113.66', '10.0.0.2'])).status, 200, 'another client, each entry on a line of its own');
   const direct = await startServer(t, { env: { SVC_RATE_LIMIT_HUB_IP: '0.001/1' } });
   t.equal((await keys(direct, '203.0.113.1')).status, 200);
   t.equal((await keys(direct, '203.0.113.2')).status, 429, 'without trusted proxies the header counts for nothing');
