@@ -1,6 +1,6 @@
 import type { MigrationStep } from './storage/migrations.js';
 import { USER_RECORD_MACHINE_VERSION, type GroupsSource, type ProfileViews } from './features/users/profile-views.js';
-import { format5Access, withAccess } from './features/users/view-record.js';
+import { format5Upgraded, format6Upgraded } from './features/users/view-record.js';
 import type { ActorRuntime, StoredSnapshot } from './runtime/runtime.js';
 import type { Key, Store } from './storage/store.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
@@ -25,6 +25,15 @@ function renderLegacyUsers(store: Store, profiles: ProfileViews, groups: GroupsS
     const [appId, userId] = key as [string, string];
     if (value.v !== USER_RECORD_MACHINE_VERSION) throw new Error(`User snapshot ${appId}/${userId} is version ${value.v}`);
     profiles.rewrite(appId, userId, { state: value.snapshot.value, context: value.snapshot.context }, groups);
+  }
+}
+
+/** Every user's view record replaced by what `upgrade` makes of it; one it answers undefined for is kept. */
+function rewriteRecords(profiles: ProfileViews, upgrade: (record: Buffer) => Buffer | undefined): void {
+  for (const key of [...profiles.records.getKeys({})]) {
+    // LMDB's reused buffer: the upgrade copies what it keeps before the next read.
+    const upgraded = upgrade(profiles.recordOf(key as Key)!);
+    if (upgraded) profiles.records.put(key, upgraded);
   }
 }
 
@@ -64,13 +73,14 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Reco
       dropFormat1Views(store);
     },
     // 5 → 6: a view record's access part became binary (view-record.ts). Records the steps before
-    // rendered are binary already: those steps render with this build's code.
+    // rendered are binary already, in this build's layout: those steps render with this build's code.
     5() {
-      for (const key of [...profiles.records.getKeys({})]) {
-        const record = profiles.records.getBinaryFast(key)!;
-        const access = format5Access(record);
-        if (access) profiles.records.put(key, withAccess(record, access));
-      }
+      rewriteRecords(profiles, format5Upgraded);
+    },
+    // 6 → 7: a view record gained a last part, its user's member card, taken from the `data` of its
+    // platform body; every other part is kept as it was. Records the steps before rendered have it.
+    6() {
+      rewriteRecords(profiles, format6Upgraded);
     },
   };
 }

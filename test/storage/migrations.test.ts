@@ -8,8 +8,8 @@ import type { Deps } from '../../src/deps.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
-import { format5Access } from '../../src/features/users/view-record.js';
-import { asFormat5Record } from '../helpers/view-records.js';
+import { format6Parts } from '../../src/features/users/view-record.js';
+import { asFormat5Record, asFormat6Record } from '../helpers/view-records.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -227,7 +227,7 @@ t.test('format 5 → 6: access marks become binary, and every session, sign-out 
   });
   for (const key of keys) {
     const record = server.deps.profiles.records.getBinary(key)!;
-    t.equal(format5Access(record), undefined, `${String(key)}: binary access marks`);
+    t.equal(format6Parts(record), undefined, `${String(key)}: moved on to this build's layout`);
   }
   t.notOk(server.deps.store.hasDb('actor:user'), 'format 5 had no snapshot table, and none appears');
   t.same((await me(kept.access_token)).body, before.body, 'a live session still reads its profile');
@@ -236,5 +236,44 @@ t.test('format 5 → 6: access marks become binary, and every session, sign-out 
   t.equal((await me(disabled.access_token)).body.code, 'E_USER_DISABLED', 'a disabled user stays disabled');
   t.equal((await me(everywhere.access_token)).body.code, 'E_TOKEN_REVOKED', 'a session ended by a sign-out everywhere stays out');
   t.equal((await me(afterwards.access_token)).status, 200, 'a session started after that sign-out still holds');
+  await noProblems(t, server.deps);
+});
+
+t.test('format 6 → 7: each record gains its member card; profiles, members and every other byte read as before', async (t) => {
+  const { app, owner, group, userId, profilePath, server: started } = await ownerOfAGroup(t);
+  let server = started;
+  const api = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${app.id}${path}`, { app, body });
+  t.equal((await api('PATCH', `/users/${userId}/data`, { data: { first_name: 'Ada', nickname: 'x'.repeat(10_000) } })).status, 200);
+  t.equal((await api('PUT', '/users/named/data', { data: { last_name: 'Byron', email: 'named@example.com', first_name: 'Ann' } })).status, 200);
+  t.equal((await api('PUT', '/users/bare/data', { data: { n: 1 } })).status, 200);
+  for (const user of ['named', 'bare']) t.equal((await api('POST', `/groups/${group.id}/members`, { user_id: user, roles: [] })).status, 200);
+  t.equal((await api('PUT', '/users/outside/data', { data: { email: 'outside@example.com' } })).status, 200);
+  const users = [userId, 'named', 'bare', 'outside'];
+
+  /** What the migration must leave as it was: each profile's and member's text, and every record's bytes. */
+  const answers = async () => ({
+    profiles: await Promise.all(users.map(async (user) => (await api('GET', `/users/${user}/data`)).text)),
+    members: (await api('GET', `/groups/${group.id}/members`)).text,
+    mine: (await server.request('GET', '/me/groups', { token: owner.access_token })).text,
+    records: users.map((user) => server.deps.profiles.records.getBinary([app.id, user])),
+  });
+  const before = await answers();
+  t.same(
+    JSON.parse(before.members).results.map((member: any) => member.profile),
+    [
+      { user_id: userId, email: 'owner@example.com', first_name: 'Ada' },
+      { user_id: 'named', email: 'named@example.com', first_name: 'Ann', last_name: 'Byron' },
+      { user_id: 'bare' },
+    ],
+  );
+  const { records } = server.deps.profiles;
+  server = await reopenedAsFormat(t, server, 6, () => {
+    for (const user of users) records.put([app.id, user], asFormat6Record(records.getBinary([app.id, user])!));
+  });
+  t.strictSame(await answers(), before, 'the same answers, and records byte for byte as this build renders them');
+  const write = await server.request('PATCH', profilePath, { app, body: { data: { last_name: 'King' } } });
+  t.equal(write.status, 200);
+  const member = (await api('GET', `/groups/${group.id}/members?lookup_filter=${userId}`)).body.results[0];
+  t.same(member.profile, { user_id: userId, email: 'owner@example.com', first_name: 'Ada', last_name: 'King' }, 'and the card follows a change');
   await noProblems(t, server.deps);
 });

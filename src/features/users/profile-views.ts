@@ -16,13 +16,14 @@ import {
   groupsPart,
   meBody,
   meView,
+  memberCardOf,
   platformBody,
   storedBody,
   withGroupEntry,
-  type BodyCut,
   type GroupBytes,
   type GroupEntry,
   type MeView,
+  type RenderedUser,
   type UserAccess,
 } from './view-record.js';
 
@@ -96,10 +97,10 @@ export class ProfileViews {
   }
 
   /**
-   * The platform and `/me` bodies of a profile as JSON text cut where `groups` goes; they differ
-   * only in `data`, so the other members are serialized once.
+   * The platform and `/me` bodies of a profile as JSON text cut where `groups` goes, and its member
+   * card; the bodies differ only in `data`, so the other members are serialized once.
    */
-  renderBodies(user: UserView, schema: AppSchema): BodyCut {
+  renderBodies(user: UserView, schema: AppSchema): RenderedUser {
     const c = user.context;
     const head = `{${json(this.config.names.userField)}:${json(c.id)},"state":${json(user.state)},"auth_level":${json(c.auth_level)},"attributes":${json(c.attributes)},"data":`;
     const groupsAt = `,"verified_data":${json(c.verified_data)},"groups":`;
@@ -107,6 +108,7 @@ export class ProfileViews {
       platformHead: head + json(c.data) + groupsAt,
       meHead: head + json(userReadableData(c.data, schema)) + groupsAt,
       tail: `,"meta":${json(c.meta)},"connection_map":{}}`,
+      card: memberCardOf(c.data),
     };
   }
 
@@ -219,7 +221,7 @@ export class ProfileViews {
    * which the record's readers (Buffer methods) cannot take; profiles are capped well below that, and
    * a user's groups part is not.
    */
-  private recordOf(key: Key): Buffer | undefined {
+  recordOf(key: Key): Buffer | undefined {
     // lmdb-js's types promise a Buffer.
     const bytes: Uint8Array | undefined = this.records.getBinaryFast(key);
     return bytes === undefined || Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

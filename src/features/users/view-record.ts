@@ -24,8 +24,14 @@ export interface GroupEntry {
   member: string | Uint8Array;
 }
 
+/** A user's bodies as `BodyCut` cuts them, and its member card. */
+export interface RenderedUser extends BodyCut {
+  /** What a member's `profile` shows of its user: `memberCardOf` its `data`. */
+  card: string;
+}
+
 /** One user's read model. */
-export interface UserViewParts extends BodyCut {
+export interface UserViewParts extends RenderedUser {
   /** The app's `updated_at` when the `/me` head was rendered: a schema change makes it stale. */
   schemaStamp: string;
   access: UserAccess;
@@ -35,32 +41,29 @@ export interface UserViewParts extends BodyCut {
 
 /**
  * The parts of a user's read model in one binary record, so a write stores one value for them all
- * and a read copies out only what it serves. Layout: six little-endian u32 byte lengths (platform
- * head, me head, tail, schema stamp, access, groups), then those byte strings in that order; the
- * first four are UTF-8 text, the access part is `encodeAccess`'s, the groups `encodeGroupEntries`'s.
+ * and a read copies out only what it serves. Layout: seven little-endian u32 byte lengths (platform
+ * head, me head, tail, schema stamp, access, groups, member card), then those byte strings in that
+ * order; the texts (all but the access and groups parts) are UTF-8, the access part is
+ * `encodeAccess`'s, the groups `encodeGroupEntries`'s. The card came last (data format 7), so the
+ * parts the hot reads find kept their indices; formats 5 and 6 had the first six alone.
  */
-const PARTS = 6;
+const PARTS = 7;
 const HEADER = PARTS * 4;
-const [PLATFORM_HEAD, ME_HEAD, TAIL, SCHEMA_STAMP, ACCESS, GROUPS] = [0, 1, 2, 3, 4, 5];
+const [PLATFORM_HEAD, ME_HEAD, TAIL, SCHEMA_STAMP, ACCESS, GROUPS, CARD] = [0, 1, 2, 3, 4, 5, 6];
 
 export function encodeUserView(parts: UserViewParts): Buffer {
-  const texts = [parts.platformHead, parts.meHead, parts.tail, parts.schemaStamp];
-  return recordOf(texts, encodeAccess(parts.access), parts.groups);
+  const { platformHead, meHead, tail, schemaStamp, access, groups, card } = parts;
+  return recordOf([platformHead, meHead, tail, schemaStamp, encodeAccess(access), groups, card]);
 }
 
-/** `record` with its access part replaced by `access`'s. */
-export function withAccess(record: Buffer, access: UserAccess): Buffer {
-  const texts = [PLATFORM_HEAD, ME_HEAD, TAIL, SCHEMA_STAMP].map((index) => record.subarray(...span(record, index)));
-  return recordOf(texts, encodeAccess(access), record.subarray(...span(record, GROUPS)));
-}
-
-/** A record of its parts: the four texts (as strings or their UTF-8 bytes), the access part and the groups part. */
-function recordOf(texts: Array<string | Uint8Array>, access: Uint8Array, groups: Uint8Array): Buffer {
-  const lengths = [...texts.map((text) => (typeof text === 'string' ? Buffer.byteLength(text) : text.length)), access.length, groups.length];
-  const record = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + length, HEADER));
+/** A record of its parts (as strings or bytes), in layout order: their byte lengths, then the parts. */
+function recordOf(parts: ReadonlyArray<string | Uint8Array>): Buffer {
+  const lengths = parts.map((part) => (typeof part === 'string' ? Buffer.byteLength(part) : part.length));
+  const header = parts.length * 4;
+  const record = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + length, header));
   lengths.forEach((length, index) => record.writeUInt32LE(length, index * 4));
-  let at = HEADER;
-  for (const part of [...texts, access, groups]) {
+  let at = header;
+  for (const part of parts) {
     if (typeof part === 'string') at += record.write(part, at);
     else {
       record.set(part, at);
@@ -68,6 +71,20 @@ function recordOf(texts: Array<string | Uint8Array>, access: Uint8Array, groups:
     }
   }
   return record;
+}
+
+/** The fields of `data` a member's `profile` shows, in the order it shows them. */
+const CARD_FIELDS = ['email', 'first_name', 'last_name'] as const;
+
+/**
+ * The member card of a user whose `data` this is: JSON text of its `email`, `first_name` and
+ * `last_name`, those it holds, in that order. Kept in the record so that answering a member reads
+ * these few values, not the user's whole body (up to 4 MiB of `data` and attributes).
+ */
+export function memberCardOf(data: Record<string, unknown>): string {
+  const card: Record<string, unknown> = {};
+  for (const field of CARD_FIELDS) if (Object.hasOwn(data, field)) card[field] = data[field];
+  return JSON.stringify(card);
 }
 
 /**
@@ -208,7 +225,8 @@ export function withGroupEntry(record: Buffer, groupId: string, member: string |
     break;
   }
   const entry = member === undefined ? Buffer.alloc(0) : encodeGroupEntries([{ groupId, member }]);
-  const out = Buffer.concat([record.subarray(0, at), entry, record.subarray(after, groupsEnd)]);
+  // Up to the card's end, not `record.length`: LMDB's reused buffer may be larger than the record.
+  const out = Buffer.concat([record.subarray(0, at), entry, record.subarray(after, span(record, CARD)[1])]);
   out.writeUInt32LE(groupsEnd - groupsStart - (after - at) + entry.length, GROUPS * 4);
   return out;
 }
@@ -267,13 +285,44 @@ export function accessPart(record: Buffer): UserAccess {
   return { state, createdAt, revokedBefore, revokedSessions };
 }
 
+/** How many parts a record had in data formats 5 and 6: all but the card. */
+const FORMAT_6_PARTS = 6;
+
 /**
- * The access marks of a record of data format 5, which kept them as JSON text; undefined for a
- * record whose access part is binary already (its first byte, a state's length, is never `{`).
+ * The parts of a record as data formats 5 and 6 laid it out (six lengths, then the parts), as views
+ * of `record`; undefined for a record of this build's layout, which a format step before may have
+ * rendered. Such a record is never taken for one of six parts: it is longer than a header of six
+ * lengths and the parts they measure, by its seventh length and its card.
  */
-export function format5Access(record: Buffer): UserAccess | undefined {
-  const [start, end] = span(record, ACCESS);
-  return record[start] === 0x7b ? (JSON.parse(record.toString('utf8', start, end)) as UserAccess) : undefined;
+export function format6Parts(record: Buffer): Buffer[] | undefined {
+  if (record.length < FORMAT_6_PARTS * 4) return undefined;
+  const parts: Buffer[] = [];
+  let at = FORMAT_6_PARTS * 4;
+  for (let index = 0; index < FORMAT_6_PARTS && at <= record.length; index++) parts.push(record.subarray(at, (at += lengthAt(record, index))));
+  return at === record.length && parts.length === FORMAT_6_PARTS ? parts : undefined;
+}
+
+/**
+ * A record of data format 5, which kept its access marks as JSON text, with them binary, in format
+ * 6's layout; undefined for a record whose marks are binary already (the first byte of binary marks,
+ * a state's length, is never `{`) or which has this build's layout.
+ */
+export function format5Upgraded(record: Buffer): Buffer | undefined {
+  const parts = format6Parts(record);
+  if (!parts || parts[ACCESS][0] !== 0x7b) return undefined;
+  parts[ACCESS] = encodeAccess(JSON.parse(parts[ACCESS].toString('utf8')) as UserAccess);
+  return recordOf(parts);
+}
+
+/**
+ * A record of data format 6 in this build's layout: its parts, then the member card of the `data`
+ * in its platform body; undefined for a record that has this build's layout already.
+ */
+export function format6Upgraded(record: Buffer): Buffer | undefined {
+  const parts = format6Parts(record);
+  if (!parts) return undefined;
+  const body = JSON.parse(`${parts[PLATFORM_HEAD].toString('utf8')}null${parts[TAIL].toString('utf8')}`);
+  return recordOf([...parts, memberCardOf(body.data)]);
 }
 
 /** The platform body with `null` for its groups: the text the user's stored state is read back from. */
@@ -281,3 +330,6 @@ export const storedBody = (record: Buffer): string => `${textOf(record, PLATFORM
 
 /** A copy of the groups part, to carry into the user's next record. */
 export const groupsPart = (record: Buffer): Buffer => copyOf(record, ...span(record, GROUPS));
+
+/** The member card, as `memberCardOf` rendered it. */
+export const cardPart = (record: Buffer): string => textOf(record, CARD);

@@ -2,25 +2,29 @@ import t from 'tap';
 import fc from 'fast-check';
 import {
   accessPart,
+  cardPart,
   encodeGroupEntries,
   encodeUserView,
-  format5Access,
+  format5Upgraded,
+  format6Parts,
+  format6Upgraded,
   meBody,
   meView,
+  memberCardOf,
   platformBody,
-  withAccess,
   withGroupEntry,
 } from '../../../src/features/users/view-record.js';
-import { format5Record } from '../../helpers/view-records.js';
+import { asFormat6Record, format5Record } from '../../helpers/view-records.js';
 
 const groups = (...ids: string[]) => encodeGroupEntries(ids.map((groupId) => ({ groupId, member: `{"of":"${groupId}"}` })));
 
-/** A view record of these bodies and groups, enabled, with no revocation marks. */
-const recordOf = (parts: { platformHead: string; meHead: string; tail: string; schemaStamp?: string; groups?: Buffer }) =>
+/** A view record of these bodies and groups, enabled, with no revocation marks (and an empty card unless given). */
+const recordOf = (parts: { platformHead: string; meHead: string; tail: string; schemaStamp?: string; groups?: Buffer; card?: string }) =>
   encodeUserView({
     schemaStamp: '',
     access: { state: 'enabled', createdAt: 0, revokedBefore: 0, revokedSessions: [] },
     groups: groups(),
+    card: '{}',
     ...parts,
   });
 
@@ -32,31 +36,46 @@ const accessMarks = fc.record({
   revokedSessions: fc.array(fc.record({ sid: fc.string({ unit: 'grapheme', maxLength: 40 }), until: fc.double() }), { maxLength: 5 }),
 });
 
-t.test('access marks come back as they went in, and replacing them leaves every other part as it was', async (t) => {
+t.test('access marks and the member card come back as they went in', async (t) => {
   fc.assert(
-    fc.property(accessMarks, accessMarks, (first, second) => {
+    fc.property(accessMarks, fc.json(), (access, card) => {
       const bodies = { platformHead: '{"id":"ü","groups":', meHead: '{"groups":', tail: '}', schemaStamp: 'stamp', groups: groups('g1') };
-      const record = encodeUserView({ ...bodies, access: first });
-      t.same(accessPart(record), first);
-      t.equal(format5Access(record), undefined, 'binary marks are not taken for JSON');
-      const replaced = withAccess(record, second);
-      t.same(accessPart(replaced), second);
-      return replaced.equals(encodeUserView({ ...bodies, access: second }));
+      const record = encodeUserView({ ...bodies, access, card });
+      t.same(accessPart(record), access);
+      t.equal(format6Parts(record), undefined, "this build's layout is not taken for format 6's");
+      t.equal(format5Upgraded(record), undefined);
+      return cardPart(record) === card && platformBody(record, () => Buffer.from('{}')).toString() === '{"id":"ü","groups":[{"group":{},"member":{"of":"g1"}}]}';
     }),
   );
 });
 
-t.test('a format-5 record is known by its JSON access marks', async (t) => {
+t.test("a member card holds the email, first and last name that data holds, in that order, and nothing else", async (t) => {
+  t.equal(memberCardOf({ user_id: 'u', last_name: 'Lovelace', phone_number: '+1', email: 'ada@example.com', first_name: 'Ada' }), '{"email":"ada@example.com","first_name":"Ada","last_name":"Lovelace"}');
+  t.equal(memberCardOf({ user_id: 'u', last_name: 'Ünsal "q" \u2028', email: null }), '{"email":null,"last_name":"Ünsal \\"q\\" \u2028"}');
+  t.equal(memberCardOf({ user_id: 'u' }), '{}');
+  t.equal(memberCardOf(JSON.parse('{"__proto__":{"email":"inherited"}}')), '{}', 'only fields of its own');
+});
+
+t.test('a format-5 record is known by its JSON access marks; steps 5 and 6 bring it to this layout, every part kept', async (t) => {
   const access = { state: 'disabled', createdAt: 1, revokedBefore: 2, revokedSessions: [{ sid: 'ses_1', until: 3 }] };
-  const format5 = format5Record(['{"groups":', '{"groups":', '}', 'stamp'], access, groups('g1'));
-  t.same(format5Access(format5), access);
-  const migrated = withAccess(format5, access);
-  t.same(accessPart(migrated), access);
-  t.same(migrated, encodeUserView({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}', schemaStamp: 'stamp', access, groups: groups('g1') }), 'every other part kept');
+  const texts = ['{"id":"u","data":{"user_id":"u","first_name":"Ada","x":"y"},"groups":', '{"groups":', ',"meta":{}}', 'stamp'];
+  const format5 = format5Record(texts, access, groups('g1'));
+  const format6 = format5Upgraded(format5)!;
+  t.ok(format6Parts(format6), 'step 5 keeps the six parts');
+  t.equal(format5Upgraded(format6), undefined, 'binary marks are not taken for JSON');
+  const [platformHead, meHead, tail, schemaStamp] = texts;
+  const current = { platformHead, meHead, tail, schemaStamp, access, groups: groups('g1'), card: '{"first_name":"Ada"}' };
+  t.same(format6, asFormat6Record(encodeUserView(current)), 'step 5 changes the access part alone');
+  t.same(format6Upgraded(format6), encodeUserView(current), 'step 6 adds the card of the platform body, every other part kept');
+  t.equal(format6Upgraded(encodeUserView(current)), undefined, "a record of this build's layout is left alone");
+  const empty = encodeUserView({ ...current, platformHead: '', meHead: '', groups: groups() });
+  t.equal(format6Parts(empty), undefined, 'not even with empty first parts');
+  const parts = format6Parts(asFormat6Record(empty));
+  t.same(parts?.map(String).slice(0, 4), ['', '', tail, schemaStamp], 'while the same parts without the card are read as format 6');
 });
 
 t.test('a group entry is set in group ID order, replaced in place, and dropped, the rest of the record kept', async (t) => {
-  const bodies = { platformHead: '{"id":"u","groups":', meHead: '{"groups":', tail: ',"meta":{}}', schemaStamp: 'stamp' };
+  const bodies = { platformHead: '{"id":"u","groups":', meHead: '{"groups":', tail: ',"meta":{}}', schemaStamp: 'stamp', card: '{"email":"u@example.com"}' };
   const withEntry = (ids: string[], groupId: string, member: string | undefined) =>
     withGroupEntry(recordOf({ ...bodies, groups: groups(...ids) }), groupId, member);
   const expect = (record: Buffer, entries: Buffer, what: string) =>
@@ -78,14 +97,14 @@ t.test('setting group entries one by one agrees with listing them anew', async (
   fc.assert(
     fc.property(fc.array(change, { maxLength: 30 }), (changes) => {
       const listed = new Map<string, string>();
-      let record = recordOf({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}' });
+      let record = recordOf({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}', card: '{"first_name":"F"}' });
       for (const { groupId, member } of changes) {
         record = withGroupEntry(record, groupId, member);
         if (member === undefined) listed.delete(groupId);
         else listed.set(groupId, member);
       }
       const ordered = [...listed].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-      const expected = recordOf({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}', groups: encodeGroupEntries(ordered.map(([groupId, member]) => ({ groupId, member }))) });
+      const expected = recordOf({ platformHead: '{"groups":', meHead: '{"groups":', tail: '}', card: '{"first_name":"F"}', groups: encodeGroupEntries(ordered.map(([groupId, member]) => ({ groupId, member }))) });
       return record.equals(expected);
     }),
   );
