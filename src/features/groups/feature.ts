@@ -22,7 +22,7 @@ export interface GroupsFeature {
 
 export function createGroupsFeature(deps: Deps): GroupsFeature {
   const core = deps.groups;
-  const showMember = (member: MemberView) => renderMember(member, deps.users.get(member.context.appId, member.context.user_id));
+  const showMember = (member: MemberView) => renderMember(member, deps.profiles.memberProfile(member.context.appId, member.context.user_id));
   return {
     deps,
     reads: new GroupReads(core),

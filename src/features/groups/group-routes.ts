@@ -37,8 +37,8 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
           const page = reads.groupsOfUser(appId, userId, parseListQuery(ctx.query(), []));
-          const caller = deps.users.get(appId, userId);
-          return ok(listOf(page, ({ group, member }) => ({ group, member: withProfile(member, caller) })));
+          const profile = deps.profiles.memberProfile(appId, userId);
+          return ok(listOf(page, ({ group, member }) => ({ group, member: withProfile(member, profile) })));
         },
       },
       {

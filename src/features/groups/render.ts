@@ -2,7 +2,7 @@ import type { ActorView } from '../../runtime/runtime.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
-import type { UserView } from '../users/directory.js';
+import type { MemberProfile } from '../users/profile-views.js';
 
 export type GroupView = ActorView<GroupContext>;
 export type MemberView = ActorView<MemberContext>;
@@ -24,19 +24,13 @@ export function renderGroup({ context: c }: GroupView) {
   };
 }
 
-/** The member's user as SPEC.md's `profile` shows it. */
-function memberProfile(user: UserView | undefined) {
-  const data = user?.context.data ?? {};
-  return { user_id: user?.context.id, email: data.email, first_name: data.first_name, last_name: data.last_name };
-}
-
-/** A rendered member with its user's `profile` added last, when the user is given. */
-export function withProfile<M extends object>(member: M, user: UserView | undefined) {
-  return user ? { ...member, profile: memberProfile(user) } : member;
+/** A rendered member with its user's `profile` (`ProfileViews.memberProfile`) added last, when it is given. */
+export function withProfile<M extends object>(member: M, profile: MemberProfile | undefined) {
+  return profile ? { ...member, profile } : member;
 }
 
 /** The Group member resource; `profile` is left out where the member sits inside its own user's profile. */
-export function renderMember({ state, context: c }: MemberView, user?: UserView) {
+export function renderMember({ state, context: c }: MemberView, profile?: MemberProfile) {
   return withProfile(
     {
       id: c.id,
@@ -49,7 +43,7 @@ export function renderMember({ state, context: c }: MemberView, user?: UserView)
       created_at: c.created_at,
       updated_at: c.updated_at,
     },
-    user,
+    profile,
   );
 }
 

@@ -10,6 +10,7 @@ import { persistedUser, type UserContext } from '../../../machines/user.machine.
 import { sessionMarksOf } from '../../auth/revocation.js';
 import {
   accessPart,
+  cardPart,
   encodeGroupEntries,
   encodeUserView,
   groupsList,
@@ -29,6 +30,14 @@ import {
 
 /** A member as its user's profile lists it (without `profile`); the groups feature keeps these current. */
 export type MemberEntry = Record<string, unknown>;
+
+/** What a member's `profile` shows of its user: the user's ID, then what its member card holds. */
+export interface MemberProfile {
+  user_id: string;
+  email?: unknown;
+  first_name?: unknown;
+  last_name?: unknown;
+}
 
 /**
  * Where a record's rewrite takes the user's memberships from (see `ProfileViews.rewrite`): the
@@ -173,6 +182,16 @@ export class ProfileViews {
   private groupsFor(appId: string, userId: string, source: GroupsSource): Buffer {
     const current = source === 'record' ? this.recordOf([appId, userId]) : undefined;
     return current ? groupsPart(current) : encodeGroupEntries(this.groupEntries(appId, userId));
+  }
+
+  /**
+   * What a member's `profile` shows of the user, or undefined for an unknown user: from the record's
+   * member card, so answering a page of members parses a few small values per member, not each
+   * user's whole body as `storedUser` does. The record is committed state, as every read here.
+   */
+  memberProfile(appId: string, userId: string): MemberProfile | undefined {
+    const record = this.recordOf([appId, userId]);
+    return record && { user_id: userId, ...(JSON.parse(cardPart(record)) as Omit<MemberProfile, 'user_id'>) };
   }
 
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */

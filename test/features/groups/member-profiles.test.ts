@@ -1,0 +1,100 @@
+import t, { type Test } from 'tap';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { as, groupOf, person, platform } from './helpers.js';
+
+/** Eight fields of 60 000 characters: about half a megabyte of `data` beside the member card's fields. */
+const bulk = () => Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`bulk_${i}`, String.fromCharCode(97 + i).repeat(60_000)]));
+
+/** A member's `profile` as SPEC shows it: the user's ID, then whichever of the three fields `data` holds. */
+function expectedProfile(userId: string, data: Record<string, unknown>) {
+  const profile: Record<string, unknown> = { user_id: userId };
+  for (const field of ['email', 'first_name', 'last_name']) if (Object.hasOwn(data, field)) profile[field] = data[field];
+  return profile;
+}
+
+/** Counts calls of `ProfileViews.storedUser`, the read that parses a user's whole platform body. */
+function countStoredUserReads(t: Test, server: TestServer): { calls: number } {
+  const { profiles } = server.deps;
+  const counter = { calls: 0 };
+  const storedUser = profiles.storedUser;
+  profiles.storedUser = (...args) => {
+    counter.calls++;
+    return storedUser.apply(profiles, args);
+  };
+  t.teardown(() => {
+    profiles.storedUser = storedUser;
+  });
+  return counter;
+}
+
+t.test("member profiles of users with large profiles read as before, without parsing any user's whole body", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Crew' })).body;
+  const datas: Array<Record<string, unknown>> = [
+    { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' },
+    { email: 'bob@example.com' },
+    { last_name: 'Ünsal "quoted" \u2028', first_name: 'Cy' },
+    {},
+    { first_name: 'Zoë 😀', email: 'zoe@example.com', last_name: 'back\\slash\ttab' },
+  ];
+  const expected = [];
+  for (const [index, fields] of datas.entries()) {
+    const userId = `user_${index}`;
+    const put = await api.put(`/users/${userId}/data`, { data: { ...bulk(), ...fields } });
+    t.equal(put.status, 200, `${userId} stored`);
+    const added = await api.post(`/groups/${group.id}/members`, { user_id: userId, roles: [] });
+    t.equal(added.status, 200);
+    expected.push(expectedProfile(userId, put.body.data));
+  }
+  const members = `/groups/${group.id}/members`;
+
+  const reads = countStoredUserReads(t, server);
+  const list = await api.get(members);
+  t.equal(list.status, 200);
+  // Compared as text: the keys' order is part of what is answered.
+  t.equal(JSON.stringify(list.body.results.map((member: any) => member.profile)), JSON.stringify(expected));
+  const one = await api.get(`${members}/${list.body.results[2].id}`);
+  t.equal(JSON.stringify(one.body.profile), JSON.stringify(expected[2]));
+  t.equal(reads.calls, 0, 'no platform body was parsed to answer the members');
+});
+
+t.test('a member answered on /me: its profile comes from the member card, lists and wrappers alike', async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const patched = await platform(server).patch(`/users/${ada.userId}/data`, { data: { ...bulk(), first_name: 'Ada' } });
+  t.equal(patched.status, 200);
+  const { group } = await groupOf(server, ada);
+  const profile = JSON.stringify({ user_id: ada.userId, email: 'ada@example.com', first_name: 'Ada' });
+
+  const reads = countStoredUserReads(t, server);
+  const mine = await as(server, ada).get('/me/groups');
+  t.equal(mine.status, 200);
+  t.equal(JSON.stringify(mine.body.results[0].member.profile), profile);
+  const wrapper = await as(server, ada).get(`/me/groups/${group.id}`);
+  t.equal(JSON.stringify(wrapper.body.member.profile), profile);
+  const listed = await as(server, ada).get(`/me/groups/${group.id}/members`);
+  t.equal(JSON.stringify(listed.body.results[0].profile), profile);
+  t.equal(reads.calls, 0, "no platform body was parsed to answer the caller's members");
+});
+
+t.test('member profiles follow profile changes: a name changed, an email removed', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  const members = `/groups/${group.id}/members`;
+  const profileOf = async () => (await api.get(members)).body.results[0].profile;
+
+  t.same(await profileOf(), { user_id: ada.userId, email: 'ada@example.com' });
+  t.equal((await api.patch(`/users/${ada.userId}/data`, { data: { first_name: 'Ada', last_name: 'Byron' } })).status, 200);
+  t.equal(JSON.stringify(await profileOf()), JSON.stringify({ user_id: ada.userId, email: 'ada@example.com', first_name: 'Ada', last_name: 'Byron' }));
+  t.equal((await api.patch(`/users/${ada.userId}/data`, { data: { first_name: 'Augusta', nickname: 'AAL' } })).status, 200);
+  t.equal((await profileOf()).first_name, 'Augusta', 'the member list shows the new first name');
+  t.equal((await api.patch(`/users/${ada.userId}/data`, { data: { email: null } })).status, 200);
+  t.equal(JSON.stringify(await profileOf()), JSON.stringify({ user_id: ada.userId, first_name: 'Augusta', last_name: 'Byron' }), 'the email is gone');
+  const me = await server.request('PATCH', `/me/applications/${server.app.id}/data`, { token: ada.token, body: { data: { last_name: 'King' } } });
+  t.equal(me.status, 200);
+  t.equal((await profileOf()).last_name, 'King', 'a change on /me shows as well');
+  t.same((await as(server, ada).get('/me/groups')).body.results[0].member.profile, { user_id: ada.userId, first_name: 'Augusta', last_name: 'King' });
+});
