@@ -53,6 +53,18 @@ t.test('a consistent store passes every invariant; a broken counter, index or vi
   ]);
   await deps.store.commit(() => deps.profiles.records.put([appId, 'u3'], u3));
 
+  // A card that no longer says what the user's data does: members would show a stale profile.
+  const staleCard = encodeUserView({
+    ...deps.profiles.renderBodies(deps.users.get(appId, 'u3')!, deps.apps.require(appId).schema),
+    card: '{"email":"u3-before@example.com"}',
+    schemaStamp: 'stale',
+    access: deps.profiles.signedInView(appId, 'u3')!.access,
+    groups: encodeGroupEntries([]),
+  });
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u3'], staleCard));
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [/profile read model: member card of u3 .* is stale/]);
+  await deps.store.commit(() => deps.profiles.records.put([appId, 'u3'], u3));
+
   const bodies = deps.profiles.renderBodies(deps.users.get(appId, 'u2')!, deps.apps.require(appId).schema);
   const staleGroups = encodeUserView({
     ...bodies,

@@ -72,7 +72,7 @@ export const userInvariants: Invariant[] = [
           continue;
         }
         const prepared = deps.profiles.platformBytes(appId, userId)!;
-        const { platformHead, meHead, tail } = deps.profiles.renderBodies(user, app.schema);
+        const { platformHead, meHead, tail, card } = deps.profiles.renderBodies(user, app.schema);
         const groups = deps.profiles.groupsJson(appId, userId);
         const access = deps.profiles.signedInView(appId, userId)?.access;
         const listed = encodeGroupEntries(deps.profiles.groupEntries(appId, userId));
@@ -83,7 +83,7 @@ export const userInvariants: Invariant[] = [
         } else if (!deps.profiles.storedGroups(appId, userId)!.equals(listed)) problems.push(`stored groups of ${userId} of ${appId} are stale`);
         else if (!isDeepStrictEqual(access, { state: user.state, ...sessionMarksOf(user.context) })) {
           problems.push(`access marks of ${userId} of ${appId} are stale`);
-        }
+        } else if (deps.profiles.storedCard(appId, userId) !== card) problems.push(`member card of ${userId} of ${appId} is stale`);
       }
       return problems;
     },

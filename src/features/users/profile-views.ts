@@ -194,6 +194,12 @@ export class ProfileViews {
     return record && { user_id: userId, ...(JSON.parse(cardPart(record)) as Omit<MemberProfile, 'user_id'>) };
   }
 
+  /** The member card the user's record holds, as text (`verify` compares it with the user's `data`). */
+  storedCard(appId: string, userId: string): string | undefined {
+    const record = this.recordOf([appId, userId]);
+    return record && cardPart(record);
+  }
+
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
   platformBytes(appId: string, userId: string): Uint8Array | undefined {
     const record = this.recordOf([appId, userId]);
