@@ -6,9 +6,11 @@ import { ensureDefaultApplication } from './features/applications/bootstrap.js';
 import { isUnobservedCommitFailure } from './storage/store.js';
 import { claimDataDir } from './storage/server-claim.js';
 import { failureText } from './lib/failure.js';
+import { upgradeFormatApart } from './format-upgrade.js';
 
-/** Opens the data dir and listens. */
+/** Opens the data dir (moved to this build's format first, apart) and listens. */
 async function start(config: Config) {
+  await upgradeFormatApart(config.dataDir);
   const deps = await openServices(config);
   const server = createApp(deps);
   const port = await server.listen(config.host, config.port);

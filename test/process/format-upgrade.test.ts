@@ -1,0 +1,66 @@
+import t, { type Test } from 'tap';
+import { startServer } from '../helpers/server.js';
+import { runEntry, startChildServer } from '../helpers/child.js';
+import { asFormat6Record } from '../helpers/view-records.js';
+import { openStore } from '../../src/storage/store.js';
+import { FORMAT_VERSION, storedFormatVersion } from '../../src/storage/migrations.js';
+
+/**
+ * A data dir as data format 6 left it, with one user, `ada`, in its app (its record given by
+ * `record`, the format-6 rendering of it by default); with the profile it served.
+ */
+async function format6DataDir(t: Test, record?: Buffer) {
+  const dataDir = t.testdir();
+  const server = await startServer(t, { dataDir });
+  const { app, deps } = server;
+  const path = `/applications/${app.id}/users/ada/data`;
+  t.equal((await server.request('PUT', path, { app, body: { data: { first_name: 'Ada' } } })).status, 200);
+  const profile = (await server.request('GET', path, { app })).text;
+  const { records } = deps.profiles;
+  const key = [app.id, 'ada'];
+  const staged = record ?? asFormat6Record(records.getBinary(key)!);
+  await deps.store.commit(() => {
+    records.put(key, staged);
+    deps.store.db('meta').put('format_version', 6);
+  });
+  await server.close();
+  return { dataDir, app, path, profile };
+}
+
+const formatOf = async (dataDir: string) => {
+  const store = openStore(dataDir, { readOnly: true });
+  try {
+    return storedFormatVersion(store);
+  } finally {
+    await store.close();
+  }
+};
+
+t.test('a start on an older data dir moves it to this build\'s format in a process of its own, then serves it', async (t) => {
+  const { dataDir, app, path, profile } = await format6DataDir(t);
+  const server = await startChildServer(t, { dataDir });
+  const migrated = await server.waitForLog((entry) => entry.msg === 'migrated data format');
+  t.match(migrated, { from: 6, to: FORMAT_VERSION });
+  t.not(migrated.pid, server.child.pid, 'not the server: a process that ends, with the memory the migration took');
+  const answer = await fetch(`${server.url}${path}`, { headers: { 'x-svc-app-key': app.key, 'x-svc-app-secret': app.secret } });
+  t.equal(await answer.text(), profile, 'the profile it served before');
+  server.child.kill('SIGTERM');
+  await server.exited;
+  t.equal(await formatOf(dataDir), FORMAT_VERSION);
+
+  const again = await startChildServer(t, { dataDir });
+  t.notOk(again.stdout().includes('migrated data format'), 'a data dir of this format starts without one');
+});
+
+t.test('an upgrade that fails stops the start with its reason, and the data dir keeps its format', async (t) => {
+  // A format-6 record whose platform head is no JSON: the step cannot take the member card from it.
+  const parts = ['{"svc_user":', '', '', '', '', ''].map((part) => Buffer.from(part));
+  const header = Buffer.alloc(parts.length * 4);
+  parts.forEach((part, i) => header.writeUInt32LE(part.length, i * 4));
+  const { dataDir } = await format6DataDir(t, Buffer.concat([header, ...parts]));
+  const start = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' } });
+  t.equal(start.code, 1);
+  t.match(start.stderr, /^Cannot upgrade the data format: /m, 'the child says why');
+  t.match(start.stderr, /^Cannot start: The data format upgrade of .* failed \(exit 1\); it keeps its format$/m);
+  t.equal(await formatOf(dataDir), 6);
+});
