@@ -2,35 +2,50 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
 import { openStore } from './storage/store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './storage/migrations.js';
 
 /** The child's entry: opening the services moves the data dir to this build's format. */
 const UPGRADE_ENTRY = fileURLToPath(new URL('./format-upgrade-main.js', import.meta.url));
 
+/** Signals that stop a server, and so its upgrade. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
 /**
  * Moves a data dir of an older format to this build's in a child process, before the server opens
  * it. A step is one transaction over every user, and LMDB keeps the memory that transaction's pages
  * took (~0.6 GB for 200 000 users, ~0.9 GB for a million) until its process ends: a server that
- * migrated itself would carry it for as long as it runs. The child inherits the server's output.
+ * migrated itself would carry it for as long as it runs. The child inherits the server's output; a
+ * stop asked of the server meanwhile stops the child, whose transaction is then never committed.
  */
-export async function upgradeFormatApart(dataDir: string): Promise<void> {
-  if (!(await isFormatBehind(dataDir))) return;
-  const child = spawn(process.execPath, [...process.execArgv, UPGRADE_ENTRY], { stdio: 'inherit', env: process.env });
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
-  });
-  if (code !== 0) throw new Error(`The data format upgrade of ${dataDir} failed (${signal ? `signal ${signal}` : `exit ${code}`}); it keeps its format`);
+export async function upgradeFormatApart(dataDir: string, logger: Logger): Promise<void> {
+  const from = await formatBehind(dataDir);
+  if (from === undefined) return;
+  // Not the debugger's flags: a second process cannot listen on the same inspector port.
+  const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect'));
+  const child = spawn(process.execPath, [...flags, UPGRADE_ENTRY], { stdio: 'inherit', env: process.env });
+  const stopChild = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const signal of STOP_SIGNALS) process.on(signal, stopChild);
+  try {
+    logger.info({ from, to: FORMAT_VERSION, child: child.pid }, 'upgrading the data format in a child process');
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
+    });
+    if (code !== 0) throw new Error(`The data format upgrade of ${dataDir} failed (${signal ? `signal ${signal}` : `exit ${code}`}); it keeps its format`);
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, stopChild);
+  }
 }
 
-/** Whether `dataDir` holds data of a format older than this build's (a newer one is refused at open). */
-async function isFormatBehind(dataDir: string): Promise<boolean> {
-  if (!existsSync(join(dataDir, 'data.mdb'))) return false;
+/** The format of `dataDir` when it is older than this build's; undefined otherwise (a newer one is refused at open). */
+async function formatBehind(dataDir: string): Promise<number | undefined> {
+  if (!existsSync(join(dataDir, 'data.mdb'))) return undefined;
   const store = openStore(dataDir, { readOnly: true });
   try {
     const version = storedFormatVersion(store);
-    return version !== undefined && version < FORMAT_VERSION;
+    return version !== undefined && version < FORMAT_VERSION ? version : undefined;
   } finally {
     await store.close();
   }

@@ -7,10 +7,11 @@ import { isUnobservedCommitFailure } from './storage/store.js';
 import { claimDataDir } from './storage/server-claim.js';
 import { failureText } from './lib/failure.js';
 import { upgradeFormatApart } from './format-upgrade.js';
+import { createLogger } from './lib/logger.js';
 
 /** Opens the data dir (moved to this build's format first, apart) and listens. */
 async function start(config: Config) {
-  await upgradeFormatApart(config.dataDir);
+  await upgradeFormatApart(config.dataDir, createLogger(config.logLevel));
   const deps = await openServices(config);
   const server = createApp(deps);
   const port = await server.listen(config.host, config.port);

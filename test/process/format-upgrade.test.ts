@@ -1,5 +1,8 @@
 import t, { type Test } from 'tap';
 import { startServer } from '../helpers/server.js';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { compiledService } from '../helpers/build.js';
 import { runEntry, startChildServer } from '../helpers/child.js';
 import { asFormat6Record } from '../helpers/view-records.js';
 import { openStore } from '../../src/storage/store.js';
@@ -7,9 +10,10 @@ import { FORMAT_VERSION, storedFormatVersion } from '../../src/storage/migration
 
 /**
  * A data dir as data format 6 left it, with one user, `ada`, in its app (its record given by
- * `record`, the format-6 rendering of it by default); with the profile it served.
+ * `record`, the format-6 rendering of it by default, and copied under `copies` more user IDs, for an
+ * upgrade that takes a while); with the profile it served.
  */
-async function format6DataDir(t: Test, record?: Buffer) {
+async function format6DataDir(t: Test, record?: Buffer, copies = 0) {
   const dataDir = t.testdir();
   const server = await startServer(t, { dataDir });
   const { app, deps } = server;
@@ -21,6 +25,7 @@ async function format6DataDir(t: Test, record?: Buffer) {
   const staged = record ?? asFormat6Record(records.getBinary(key)!);
   await deps.store.commit(() => {
     records.put(key, staged);
+    for (let i = 0; i < copies; i++) records.put([app.id, `copy${i}`], staged);
     deps.store.db('meta').put('format_version', 6);
   });
   await server.close();
@@ -62,5 +67,37 @@ t.test('an upgrade that fails stops the start with its reason, and the data dir 
   t.equal(start.code, 1);
   t.match(start.stderr, /^Cannot upgrade the data format: /m, 'the child says why');
   t.match(start.stderr, /^Cannot start: The data format upgrade of .* failed \(exit 1\); it keeps its format$/m);
+  t.equal(await formatOf(dataDir), 6);
+});
+
+t.test('a stop asked of the server while its upgrade runs stops the upgrade: nothing is left migrating, and the data dir keeps its format', async (t) => {
+  const { dataDir } = await format6DataDir(t, undefined, 50_000);
+  const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
+  const server = spawn(process.execPath, [join(await compiledService(), 'src', 'main.js')], {
+    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => server.kill('SIGKILL'));
+  let stderr = '';
+  server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+  const upgrading = await new Promise<Record<string, any>>((resolve) => {
+    let stdout = '';
+    server.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const line = stdout.split('\n').find((text) => text.includes('upgrading the data format'));
+      if (line) resolve(JSON.parse(line));
+    });
+  });
+  t.match(upgrading, { from: 6, to: FORMAT_VERSION, pid: server.pid });
+  t.teardown(() => {
+    try {
+      process.kill(upgrading.child, 'SIGKILL');
+    } catch {}
+  });
+  server.kill('SIGTERM');
+  t.equal(await exited, 1, 'the start stops');
+  t.match(stderr, /failed \(signal SIGTERM\); it keeps its format/);
+  t.throws(() => process.kill(upgrading.child, 0), { code: 'ESRCH' }, 'its upgrade is not left running');
   t.equal(await formatOf(dataDir), 6);
 });
