@@ -108,9 +108,17 @@ export class MagicLinks {
     }
   }
 
+  /** Forgets every link of a deleted user: a link's record names the address it was sent to. */
+  forgetAll(turn: Turn, appId: string, userId: string): void {
+    this.forgetExpiringBefore(turn, appId, userId, HIGH_KEY);
+  }
+
   private pruneSpent(turn: Turn, appId: string, userId: string): void {
-    const end = [appId, userId, turn.now - SPENT_LINK_RETENTION_MS];
-    for (const key of this.byUser.getKeys({ start: [appId, userId, 0], end })) {
+    this.forgetExpiringBefore(turn, appId, userId, turn.now - SPENT_LINK_RETENTION_MS);
+  }
+
+  private forgetExpiringBefore(turn: Turn, appId: string, userId: string, end: number | typeof HIGH_KEY): void {
+    for (const key of this.byUser.getKeys({ start: [appId, userId, 0], end: [appId, userId, end] })) {
       turn.del(this.byUser, key as Key[]);
       turn.del(this.links, (key as Key[])[3]);
     }

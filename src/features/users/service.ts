@@ -62,14 +62,15 @@ export class ProfileService {
 
   /**
    * Deletes the user and, in the same turn, its memberships (ADDENDUM §3 `groups` stays consistent),
-   * files, sessions and refresh tokens.
+   * files, sessions, refresh tokens and magic links.
    */
   async remove(appId: string, userId: string): Promise<void> {
-    const { users, groups, sessions } = this.deps;
+    const { users, groups, sessions, magicLinks } = this.deps;
     await runRemovingUser(groups, appId, userId, [userLock(appId, userId)], (turn) => {
       users.remove(turn, appId, userId);
       this.files.dropAll(turn, appId, userId);
       sessions.endAll(turn, appId, userId);
+      magicLinks.forgetAll(turn, appId, userId);
     });
   }
 

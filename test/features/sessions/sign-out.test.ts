@@ -154,9 +154,14 @@ t.test('a user ID reused after a deletion inherits no session, token or link', a
   const range = { start: [server.app.id, 'ext-7', ''], end: [server.app.id, 'ext-7', '\uffff'] };
   t.same([...server.deps.store.db('sessions').getKeys(range)], [], "the deleted user's sessions are gone");
   t.same([...server.deps.store.db('session_tokens').getKeys(range)], [], 'and their refresh tokens');
+  t.same([...server.deps.store.db('user_magic_links').getKeys(range)], [], 'and their links');
+  const linksOf = (userId: string) => [...server.deps.store.db('magic_links').getRange({})].filter(({ value }) => value.userId === userId);
+  t.same(linksOf('ext-7'), [], 'whose records, naming the address each was sent to, are forgotten');
   const again = await server.request('PUT', userPath, { app: server.app, body: { data: { email: 'other@example.com' } } });
   t.equal(again.status, 200);
 
   await assertDead(t, server, old.body);
-  t.equal((await redeem(server, pending)).status, 410, "the deleted user's link is dead");
+  const dead = await redeem(server, pending);
+  t.equal(dead.status, 404, "the deleted user's link is unknown");
+  t.equal(dead.body.code, 'E_LINK_NOT_FOUND');
 });
