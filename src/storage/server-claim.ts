@@ -81,7 +81,8 @@ export function identityOf(pid: number): string | undefined {
     // The command name (2nd field) may hold spaces and parentheses: the start time, the 22nd field,
     // is the 20th after its closing parenthesis.
     const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-    return /^\d+$/.test(startTicks ?? '') ? `${boot} ${startTicks}` : undefined;
+    // Named, not bare numbers: a script's `kill $(cat server.pid)` must signal no other process.
+    return /^\d+$/.test(startTicks ?? '') ? `boot=${boot} start=${startTicks}` : undefined;
   } catch {
     return undefined;
   }

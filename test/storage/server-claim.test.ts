@@ -97,7 +97,7 @@ t.test('a claim names its process by more than a PID: one that another process h
   const pid = other.pid!;
   const identity = identityOf(pid);
   t.ok(identity, 'this machine has /proc');
-  const [boot, startTicks] = identity!.split(' ');
+  const [, boot, startTicks] = /^boot=(\S+) start=(\d+)$/.exec(identity!)!;
   const claimWith = (content: string) => {
     const dataDir = t.testdir();
     writeFileSync(join(dataDir, 'server.pid'), content);
@@ -110,14 +110,16 @@ t.test('a claim names its process by more than a PID: one that another process h
   t.equal(claimedPid(same), String(pid));
 
   const leftovers = {
-    'started at another time': `${pid}\n${boot} ${Number(startTicks) + 1}\n`,
-    'started in another boot': `${pid}\n00000000-0000-0000-0000-000000000000 ${startTicks}\n`,
+    'started at another time': `${pid}\nboot=${boot} start=${Number(startTicks) + 1}\n`,
+    'started in another boot': `${pid}\nboot=00000000-0000-0000-0000-000000000000 start=${startTicks}\n`,
   };
   for (const [what, content] of Object.entries(leftovers)) {
     const dataDir = claimWith(content);
     t.equal(servingProcess(dataDir), undefined, `a live PID whose process ${what} serves nothing`);
     const release = claimDataDir(dataDir);
-    t.same(readFileSync(join(dataDir, 'server.pid'), 'utf8').split('\n'), [String(process.pid), identityOf(process.pid), ''], 'the claim is taken over');
+    const claim = readFileSync(join(dataDir, 'server.pid'), 'utf8');
+    t.same(claim.split('\n'), [String(process.pid), identityOf(process.pid), ''], 'the claim is taken over');
+    t.same(claim.split(/\s+/).filter((word) => /^\d+$/.test(word)), [String(process.pid)], "the PID is its one bare number: `kill $(cat server.pid)` signals no other process");
     release();
     t.notOk(existsSync(join(dataDir, 'server.pid')), 'and released');
   }
