@@ -299,3 +299,19 @@ t.test('accepting an invite signs the user into its app variant: the variant joi
   t.equal((await as(server, dee).post(`/me/groups/${group.id}/invites/${rejected.id}/reject`)).status, 200);
   t.equal(variantsOf(dee.userId), undefined, 'nor after a rejection');
 });
+
+t.test('deleting a user with a pending invite leaves none of its links: the invite\'s, killed with its member, is forgotten too', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const invited = await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: ['reader'] });
+  t.equal(invited.status, 200);
+  const linksOf = (userId: string) => [...server.deps.store.db('magic_links').getRange({})].filter(({ value }) => value.userId === userId);
+  t.ok(linksOf(bob.userId).length > 0, 'the invite made a link for bob');
+  t.equal((await api.del(`/users/${bob.userId}/data`)).status, 204);
+  t.same(linksOf(bob.userId), [], 'no record of a link of his is left, revoked or not');
+  const dead = await server.request('GET', linkPath(invited.body.link), { headers: { accept: 'application/json' } });
+  t.equal(dead.status, 404);
+});
