@@ -190,11 +190,11 @@ export class ProfileViews {
    * user's whole body as `storedUser` does. The record is committed state, as every read here.
    */
   memberProfile(appId: string, userId: string): MemberProfile | undefined {
-    const record = this.recordOf([appId, userId]);
-    return record && { user_id: userId, ...(JSON.parse(cardPart(record)) as Omit<MemberProfile, 'user_id'>) };
+    const card = this.storedCard(appId, userId);
+    return card === undefined ? undefined : { user_id: userId, ...(JSON.parse(card) as Omit<MemberProfile, 'user_id'>) };
   }
 
-  /** The member card the user's record holds, as text (`verify` compares it with the user's `data`). */
+  /** The member card the user's record holds, as text (`verify` also compares it with the user's `data`). */
   storedCard(appId: string, userId: string): string | undefined {
     const record = this.recordOf([appId, userId]);
     return record && cardPart(record);

@@ -321,12 +321,15 @@ export function format5Upgraded(record: Buffer): Buffer | undefined {
 export function format6Upgraded(record: Buffer): Buffer | undefined {
   const parts = format6Parts(record);
   if (!parts) return undefined;
-  const body = JSON.parse(`${parts[PLATFORM_HEAD].toString('utf8')}null${parts[TAIL].toString('utf8')}`);
+  const body = JSON.parse(bodyWithoutGroups(parts[PLATFORM_HEAD].toString('utf8'), parts[TAIL].toString('utf8')));
   return recordOf([...parts, memberCardOf(body.data)]);
 }
 
 /** The platform body with `null` for its groups: the text the user's stored state is read back from. */
-export const storedBody = (record: Buffer): string => `${textOf(record, PLATFORM_HEAD)}null${textOf(record, TAIL)}`;
+export const storedBody = (record: Buffer): string => bodyWithoutGroups(textOf(record, PLATFORM_HEAD), textOf(record, TAIL));
+
+/** A body's text from its head and tail, `null` where its `groups` go. */
+const bodyWithoutGroups = (head: string, tail: string): string => `${head}null${tail}`;
 
 /** A copy of the groups part, to carry into the user's next record. */
 export const groupsPart = (record: Buffer): Buffer => copyOf(record, ...span(record, GROUPS));
