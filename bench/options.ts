@@ -18,10 +18,13 @@ export interface BenchOptions {
   cpuProf: boolean;
   /** Extra environment for the service (`--env NAME=VALUE`). */
   env: Record<string, string>;
+  /** Node flags for every start of the service (`--node-flag=--single-threaded-gc`), for probes. */
+  nodeFlags: string[];
 }
 
 const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--rounds R] [--warmup S] [--connections C]
-       [--threads T] [--seed-concurrency K] [--only NAME[,NAME]] [--cpu-prof] [--env NAME=VALUE ...]`;
+       [--threads T] [--seed-concurrency K] [--only NAME[,NAME]] [--cpu-prof] [--env NAME=VALUE ...]
+       [--node-flag=FLAG ...]`;
 
 /** The bench measures the service's own throughput, so rate limits are off unless `--env` sets them. */
 export const UNLIMITED = { SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
@@ -55,6 +58,7 @@ export function parseOptions(argv: string[]): BenchOptions {
         only: { type: 'string' },
         'cpu-prof': { type: 'boolean', default: false },
         env: { type: 'string', multiple: true },
+        'node-flag': { type: 'string', multiple: true },
         help: { type: 'boolean', default: false },
       },
     }).values;
@@ -84,5 +88,12 @@ export function parseOptions(argv: string[]): BenchOptions {
     only: (parsed.only ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     cpuProf: parsed['cpu-prof']!,
     env,
+    nodeFlags: nodeFlagsOf(parsed['node-flag'] ?? []),
   };
+}
+
+function nodeFlagsOf(flags: string[]): string[] {
+  const notFlag = flags.find((flag) => !flag.startsWith('--'));
+  if (notFlag !== undefined) throw new UsageError(`--node-flag takes a node flag (--node-flag=--name), not "${notFlag}"`);
+  return flags;
 }

@@ -77,7 +77,7 @@ async function measureService(
   dataDir: string,
   profileDir: string,
 ): Promise<ServiceRun> {
-  let service = await startService({ dataDir, env: options.env });
+  let service = await startService({ dataDir, env: options.env, nodeFlags: options.nodeFlags });
   const firstStartMs = service.coldStartMs;
   let stopped = false;
   try {
@@ -98,7 +98,7 @@ async function measureService(
     if (options.cpuProf) {
       log('restarting the service under node --cpu-prof, so the profile holds the routes, not the seeding');
       await service.stop();
-      service = await startService({ dataDir, env: options.env, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+      service = await startService({ dataDir, env: options.env, nodeFlags: [...options.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
       client = serviceClient(service.baseUrl, credentials, options.env.SVC_BRAND);
     }
     let signedIn: Promise<SignedInUser[]> | undefined;
@@ -172,7 +172,7 @@ async function measureService(
     stopped = true;
     const hot = options.cpuProf ? await hottestFunctions(profileDir) : undefined;
     log('cold start on the seeded data dir');
-    const restart = await coldStart(dataDir, options.env);
+    const restart = await coldStart(dataDir, options.env, options.nodeFlags);
     const { users: _users, ...seedingFigures } = seeding ?? { users: [] };
     return {
       users: seeding?.users.length ?? 0,
@@ -196,6 +196,7 @@ async function measureService(
 function summarize(options: BenchOptions, run: ServiceRun): string {
   const lines = [
     ...(run.serviceDied ? [`THE SERVICE EXITED DURING THE RUN (${run.serviceDied})`] : []),
+    ...(options.nodeFlags.length > 0 ? [`service node flags: ${options.nodeFlags.join(' ')}`] : []),
     `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up, then ${options.rounds} alternating rounds of ceiling and route, ${options.seconds}s each in total`,
     run.seeding
       ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`

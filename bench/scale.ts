@@ -97,8 +97,8 @@ async function actorsResident(client: ServiceClient): Promise<number | null> {
 }
 
 /** Restarts the service on the seeded data dir: process start to the first 200 on /health. */
-export async function coldStart(dataDir: string, env: Record<string, string>): Promise<ColdStart> {
-  const service = await startService({ dataDir, env });
+export async function coldStart(dataDir: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<ColdStart> {
+  const service = await startService({ dataDir, env, nodeFlags });
   try {
     return { coldStartMs: service.coldStartMs, rssAnonAtStartBytes: await rssAnonBytes(service.pid) };
   } finally {
