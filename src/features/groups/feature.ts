@@ -6,6 +6,7 @@ import { InviteService } from './invite-service.js';
 import { MemberService } from './member-service.js';
 import { GroupReads } from './reads.js';
 import { renderGroup, renderMember, type GroupView, type MemberView } from './render.js';
+import type { ProfileReader } from '../users/profile-views.js';
 
 /** The groups feature's services, built once and shared by its routes. */
 export interface GroupsFeature {
@@ -14,15 +15,16 @@ export interface GroupsFeature {
   groups: GroupService;
   members: MemberService;
   invites: InviteService;
-  /** A member as every endpoint answers it, with its user's `profile`. */
-  showMember(member: MemberView): ReturnType<typeof renderMember>;
-  /** The Group-with-member wrapper. */
+  /** A member as every endpoint answers it, with its user's `profile` as `reader` may see it. */
+  showMember(member: MemberView, reader: ProfileReader): ReturnType<typeof renderMember>;
+  /** The Group-with-member wrapper, which only `/me` answers. */
   showWrapper(pair: { group: GroupView; member: MemberView }): { group: ReturnType<typeof renderGroup>; member: ReturnType<typeof renderMember> };
 }
 
 export function createGroupsFeature(deps: Deps): GroupsFeature {
   const core = deps.groups;
-  const showMember = (member: MemberView) => renderMember(member, deps.profiles.memberProfile(member.context.appId, member.context.user_id));
+  const showMember = (member: MemberView, reader: ProfileReader) =>
+    renderMember(member, deps.profiles.memberProfile(member.context.appId, member.context.user_id, reader));
   return {
     deps,
     reads: new GroupReads(core),
@@ -30,7 +32,7 @@ export function createGroupsFeature(deps: Deps): GroupsFeature {
     members: new MemberService(core),
     invites: new InviteService(core),
     showMember,
-    showWrapper: ({ group, member }) => ({ group: renderGroup(group), member: showMember(member) }),
+    showWrapper: ({ group, member }) => ({ group: renderGroup(group), member: showMember(member, 'user') }),
   };
 }
 

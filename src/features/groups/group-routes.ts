@@ -37,7 +37,7 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
           const page = reads.groupsOfUser(appId, userId, parseListQuery(ctx.query(), []));
-          const profile = deps.profiles.memberProfile(appId, userId);
+          const profile = deps.profiles.memberProfile(appId, userId, 'user');
           return ok(listOf(page, ({ group, member }) => ({ group, member: withProfile(member, profile) })));
         },
       },

@@ -15,11 +15,13 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
   const add = async (ctx: RequestContext) => {
     const body = parseJsonBody(ctx, MemberCreateBody);
     const request = { ref: userRefOf(body), roles: body.roles, state: body.state };
-    return ok(showMember(await members.add(actingOf(ctx), ctx.params.group, request)));
+    const acting = actingOf(ctx);
+    return ok(showMember(await members.add(acting, ctx.params.group, request), acting.kind));
   };
   const setRoles = async (ctx: RequestContext) => {
     const { roles } = parseJsonBody(ctx, MemberUpdateBody);
-    return ok(showMember(await members.setRoles(actingOf(ctx), ctx.params.group, ctx.params.member, roles)));
+    const acting = actingOf(ctx);
+    return ok(showMember(await members.setRoles(acting, ctx.params.group, ctx.params.member, roles), acting.kind));
   };
   const remove = async (ctx: RequestContext) => {
     await members.remove(actingOf(ctx), ctx.params.group, ctx.params.member);
@@ -36,7 +38,7 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
           const { appId, userId } = callerUser(ctx);
           reads.requireActiveMember(appId, ctx.params.group, userId);
           const query = parseListQuery(ctx.query(), ['lookup_filter']);
-          return ok(listOf(reads.members(appId, ctx.params.group, query), showMember));
+          return ok(listOf(reads.members(appId, ctx.params.group, query), (member) => showMember(member, 'user')));
         },
       },
       {
@@ -45,9 +47,9 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
           const own = reads.visibleGroup(appId, ctx.params.group, userId).member;
-          if (own.context.id === ctx.params.member) return ok(showMember(own));
+          if (own.context.id === ctx.params.member) return ok(showMember(own, 'user'));
           reads.requireActiveMember(appId, ctx.params.group, userId);
-          return ok(showMember(reads.member(appId, ctx.params.group, ctx.params.member)));
+          return ok(showMember(reads.member(appId, ctx.params.group, ctx.params.member), 'user'));
         },
       },
       { method: 'POST', path: `${ME_GROUPS}/:group/members`, handle: add },
@@ -61,14 +63,14 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
         query: 'parsed',
         handle(ctx) {
           const query = parseListQuery(ctx.query(), ['lookup_filter']);
-          return ok(listOf(reads.members(ctx.params.app, ctx.params.group, query), showMember));
+          return ok(listOf(reads.members(ctx.params.app, ctx.params.group, query), (member) => showMember(member, 'app')));
         },
       },
       {
         method: 'GET',
         path: `${APP_GROUPS}/:group/members/:member`,
         handle(ctx) {
-          return ok(showMember(reads.member(ctx.params.app, ctx.params.group, ctx.params.member)));
+          return ok(showMember(reads.member(ctx.params.app, ctx.params.group, ctx.params.member), 'app'));
         },
       },
       { method: 'POST', path: `${APP_GROUPS}/:group/members`, handle: add },

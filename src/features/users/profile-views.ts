@@ -39,6 +39,9 @@ export interface MemberProfile {
   last_name?: unknown;
 }
 
+/** Who is shown a member's `profile`: the application, or a signed-in user (`/me`). */
+export type ProfileReader = 'app' | 'user';
+
 /**
  * Where a record's rewrite takes the user's memberships from (see `ProfileViews.rewrite`): the
  * record it replaces, or the memberships table.
@@ -185,13 +188,16 @@ export class ProfileViews {
   }
 
   /**
-   * What a member's `profile` shows of the user, or undefined for an unknown user: from the record's
-   * member card, so answering a page of members parses a few small values per member, not each
-   * user's whole body as `storedUser` does. The record is committed state, as every read here.
+   * What a member's `profile` shows of the user to `reader`, or undefined for an unknown user: from
+   * the record's member card, so answering a page of members parses a few small values per member,
+   * not each user's whole body as `storedUser` does. The record is committed state, as every read
+   * here. A user (on `/me`) is shown only the fields a user may read, as in every `/me` answer.
    */
-  memberProfile(appId: string, userId: string): MemberProfile | undefined {
+  memberProfile(appId: string, userId: string, reader: ProfileReader): MemberProfile | undefined {
     const card = this.storedCard(appId, userId);
-    return card === undefined ? undefined : { user_id: userId, ...(JSON.parse(card) as Omit<MemberProfile, 'user_id'>) };
+    if (card === undefined) return undefined;
+    const fields = JSON.parse(card) as Omit<MemberProfile, 'user_id'>;
+    return { user_id: userId, ...(reader === 'user' ? userReadableData(fields, this.apps.require(appId).schema) : fields) };
   }
 
   /** The member card the user's record holds, as text (`verify` also compares it with the user's `data`). */

@@ -98,3 +98,30 @@ t.test('member profiles follow profile changes: a name changed, an email removed
   t.equal((await profileOf()).last_name, 'King', 'a change on /me shows as well');
   t.same((await as(server, ada).get('/me/groups')).body.results[0].member.profile, { user_id: ada.userId, first_name: 'Augusta', last_name: 'King' });
 });
+
+t.test("on /me a member's profile shows only the fields a user may read, as every /me answer; the platform sees them all", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  // Listed to be set by the app alone: a right a field does not give is not given (API.md).
+  await server.deps.apps.update(server.app.id, {
+    schema: { fields: { email: { type: 'string' }, last_name: { type: 'string', user_readable: true, user_writable: true } }, allow_unknown_fields: true },
+  });
+  for (const { userId } of [ada, bob]) t.equal((await api.patch(`/users/${userId}/data`, { data: { first_name: 'F', last_name: 'L' } })).status, 200);
+  t.notOk('email' in (await server.request('GET', `/me/applications/${server.app.id}/data`, { token: ada.token })).body.data, 'not readable on /me');
+
+  const { group } = await groupOf(server, ada);
+  const added = await as(server, ada).post(`/me/groups/${group.id}/members`, { user_id: bob.userId, roles: [] });
+  t.equal(added.status, 200);
+  const readable = (userId: string) => JSON.stringify({ user_id: userId, first_name: 'F', last_name: 'L' });
+  t.equal(JSON.stringify(added.body.profile), readable(bob.userId), 'a member added on /me');
+  t.equal(JSON.stringify((await as(server, ada).get('/me/groups')).body.results[0].member.profile), readable(ada.userId), '/me/groups');
+  t.equal(JSON.stringify((await as(server, ada).get(`/me/groups/${group.id}`)).body.member.profile), readable(ada.userId), 'the wrapper');
+  const listed = (await as(server, ada).get(`/me/groups/${group.id}/members`)).body.results;
+  t.same(listed.map((member: any) => JSON.stringify(member.profile)), [readable(ada.userId), readable(bob.userId)], 'the member list');
+  t.equal(JSON.stringify((await as(server, bob).get(`/me/groups/${group.id}/members/${listed[1].id}`)).body.profile), readable(bob.userId), 'one member');
+
+  const seen = (await api.get(`/groups/${group.id}/members`)).body.results.map((member: any) => member.profile.email);
+  t.same(seen, ['ada@example.com', 'bob@example.com'], 'the platform sees every field of the card');
+});

@@ -38,7 +38,7 @@ t.test('a user written as its view record reads back as the same user, through t
       t.strictSame(profiles.storedUser(appId, 'u'), { state, context });
       t.strictSame(runtime.read(USER_KIND, userKey(appId, 'u')), { state, context });
       const shown = Object.fromEntries(['email', 'first_name', 'last_name'].flatMap((field) => (Object.hasOwn(context.data, field) ? [[field, context.data[field]]] : [])));
-      t.equal(JSON.stringify(profiles.memberProfile(appId, 'u')), JSON.stringify({ user_id: 'u', ...shown }), 'its member profile too');
+      t.equal(JSON.stringify(profiles.memberProfile(appId, 'u', 'app')), JSON.stringify({ user_id: 'u', ...shown }), 'its member profile too');
     }),
     { numRuns: 150 },
   );
@@ -60,8 +60,8 @@ t.test("a member profile is read from the record's card alone, never from its bo
   });
   await store.commit(() => profiles.records.put([appId, 'u'], record));
   t.throws(() => profiles.storedUser(appId, 'u'), SyntaxError, 'the body is not JSON');
-  t.equal(JSON.stringify(profiles.memberProfile(appId, 'u')), '{"user_id":"u","email":"card@example.com","last_name":"Card"}');
-  t.equal(profiles.memberProfile(appId, 'nobody'), undefined, 'no profile for no user');
+  t.equal(JSON.stringify(profiles.memberProfile(appId, 'u', 'app')), '{"user_id":"u","email":"card@example.com","last_name":"Card"}');
+  t.equal(profiles.memberProfile(appId, 'nobody', 'app'), undefined, 'no profile for no user');
 });
 
 t.test('records hold the state of the current user machine version', async (t) => {
