@@ -7,6 +7,8 @@ import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
 import { MemberCreateBody, MemberUpdateBody, parseListQuery, userRefOf } from './schemas.js';
+import { FIELD_OF, type AddressKind } from '../users/addresses.js';
+import { fieldSpec } from '../users/profile-views.js';
 
 /** Members under `/me/groups/{group}` (owners manage, active members read) and the platform's. */
 export function memberRoutes(feature: GroupsFeature): Route[] {
@@ -38,7 +40,9 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
           const { appId, userId } = callerUser(ctx);
           reads.requireActiveMember(appId, ctx.params.group, userId);
           const query = parseListQuery(ctx.query(), ['lookup_filter']);
-          return ok(listOf(reads.members(appId, ctx.params.group, query), (member) => showMember(member, 'user')));
+          const { schema } = deps.apps.require(appId);
+          const searchable = (kind: AddressKind) => fieldSpec(schema, FIELD_OF[kind])?.user_readable === true;
+          return ok(listOf(reads.members(appId, ctx.params.group, query, searchable), (member) => showMember(member, 'user')));
         },
       },
       {
@@ -63,7 +67,7 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
         query: 'parsed',
         handle(ctx) {
           const query = parseListQuery(ctx.query(), ['lookup_filter']);
-          return ok(listOf(reads.members(ctx.params.app, ctx.params.group, query), (member) => showMember(member, 'app')));
+          return ok(listOf(reads.members(ctx.params.app, ctx.params.group, query, () => true), (member) => showMember(member, 'app')));
         },
       },
       {

@@ -1,6 +1,6 @@
 import { forbidden, notFound } from '../../lib/errors.js';
 import { readPage } from '../../storage/paging.js';
-import { addressKindOf } from '../users/addresses.js';
+import { addressKindOf, type AddressKind } from '../users/addresses.js';
 import type { MemberEntry } from '../users/profile-views.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
@@ -109,14 +109,21 @@ export class GroupReads {
     return { total, items };
   }
 
-  /** A group's members; `lookup_filter` values match a user ID, email or phone. */
-  members(appId: string, groupId: string, query: ListQuery): Page<MemberView> {
+  /**
+   * A group's members; `lookup_filter` values match a user ID, or an email or phone for the kinds
+   * `searchable` allows (a reader may not find members by an address it may not read).
+   */
+  members(appId: string, groupId: string, query: ListQuery, searchable: (kind: AddressKind) => boolean): Page<MemberView> {
     const group = this.group(appId, groupId);
     const { runtime, users, memberships } = this.core;
+    const byAddress = (value: string) => {
+      const kind = addressKindOf(value);
+      return searchable(kind) ? users.findByAddress(appId, kind, value) : [];
+    };
     const page = query.lookup_filter
       ? pageOfIds(
           query.lookup_filter
-            .flatMap((value) => [value, ...users.findByAddress(appId, addressKindOf(value), value)])
+            .flatMap((value) => [value, ...byAddress(value)])
             .flatMap((userId) => memberships.memberIdOf(appId, userId, groupId) ?? []),
           query,
         )

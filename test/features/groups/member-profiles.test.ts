@@ -125,3 +125,30 @@ t.test("on /me a member's profile shows only the fields a user may read, as ever
   const seen = (await api.get(`/groups/${group.id}/members`)).body.results.map((member: any) => member.profile.email);
   t.same(seen, ['ada@example.com', 'bob@example.com'], 'the platform sees every field of the card');
 });
+
+t.test('on /me a member list is searched by email or phone only where a user may read that field', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  t.equal((await api.patch(`/users/${bob.userId}/data`, { data: { phone_number: '+15550100' } })).status, 200);
+  const { group } = await groupOf(server, ada);
+  t.equal((await as(server, ada).post(`/me/groups/${group.id}/members`, { user_id: bob.userId, roles: [] })).status, 200);
+  const found = async (value: string) =>
+    (await as(server, ada).get(`/me/groups/${group.id}/members?lookup_filter=${encodeURIComponent(value)}`)).body.results.map((m: any) => m.user_id);
+
+  const schemaWith = (rights: { user_readable?: boolean }) => ({
+    fields: { email: { type: 'string' as const, ...rights }, phone_number: { type: 'string' as const, ...rights } },
+    allow_unknown_fields: true,
+  });
+  await server.deps.apps.update(server.app.id, { schema: schemaWith({ user_readable: true }) });
+  t.same(await found('bob@example.com'), [bob.userId], 'by a readable email');
+  t.same(await found('+15550100'), [bob.userId], 'by a readable phone');
+
+  await server.deps.apps.update(server.app.id, { schema: schemaWith({}) });
+  t.same(await found('bob@example.com'), [], 'an email a user may not read finds no one');
+  t.same(await found('+15550100'), [], 'nor a phone');
+  t.same(await found(bob.userId), [bob.userId], 'the user ID still does');
+  const platformFound = (await api.get(`/groups/${group.id}/members?lookup_filter=bob@example.com`)).body.results.map((m: any) => m.user_id);
+  t.same(platformFound, [bob.userId], 'the platform searches every address');
+});
