@@ -143,13 +143,18 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   }
 
   /**
-   * A request framed two ways (two lengths, or a length and chunks) is cut off unanswered: uWS frames
-   * it by the first header and reads on after any answer, so what a proxy took for its body would be
-   * served as a request of its own.
+   * A request framed two ways (two lengths, or a length and chunks), or by a transfer coding other than
+   * `chunked` alone, is cut off unanswered: uWS frames the first by its first header and any transfer
+   * coding as chunks, and reads on after any answer, so what a proxy took for its body would be served
+   * as a request of its own.
    */
-  const framedTwice = (ctx: RequestContext) =>
-    ctx.repeatedHeaders?.includes('content-length') === true ||
-    (ctx.headers['transfer-encoding'] !== undefined && ctx.headers['content-length'] !== undefined);
+  const framedInDoubt = (ctx: RequestContext) => {
+    const transferEncoding = ctx.headers['transfer-encoding'];
+    return (
+      ctx.repeatedHeaders?.includes('content-length') === true ||
+      (transferEncoding !== undefined && (ctx.headers['content-length'] !== undefined || transferEncoding.trim().toLowerCase() !== 'chunked'))
+    );
+  };
 
   /** 400 for a header naming the host or a credential given twice: which copy counts would be anyone's guess. */
   function checkSingleHeaders(ctx: RequestContext): void {
@@ -177,10 +182,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return route.handle(ctx);
   }
 
-  /** The request's context; undefined when the request is framed two ways, and its connection cut off. */
+  /** The request's context; undefined when the request's framing is in doubt, and its connection cut off. */
   function makeContext(route: string, res: HttpResponse, req: HttpRequest, names: string[]): RequestContext | undefined {
     const ctx = new HttpRequestContext(requestIdPrefix + (++requestCounter).toString(36), route, res, req, names);
-    if (!framedTwice(ctx)) return ctx;
+    if (!framedInDoubt(ctx)) return ctx;
     res.close();
     return undefined;
   }

@@ -253,6 +253,19 @@ t.test('a request framed two ways is cut off unanswered, so nothing after it is 
   t.equal((await fetch(`${url}/items/1`)).status, 200, 'the server serves on');
 });
 
+t.test('a request with a transfer coding other than chunked alone is cut off unanswered: uWS would read its body as chunks', async (t) => {
+  const chunks = '2\r\n{}\r\n0\r\n\r\n';
+  const next = 'GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\n';
+  // A proxy may frame these otherwise, or refuse them, and take what follows for a body.
+  for (const coding of ['gzip', 'identity', 'gzip, chunked', 'gzip\r\nTransfer-Encoding: chunked']) {
+    const res = await exchange(`POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: ${coding}\r\n\r\n${chunks}${next}`);
+    t.equal(res.text, '', `${coding}: no answer`);
+    t.ok(res.closed, `${coding}: the connection is closed`);
+  }
+  const chunked = await exchange(`POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\n\r\n${chunks}${next}`);
+  t.equal(chunked.text.match(/HTTP\/1\.1 200 /g)?.length, 2, 'chunks, in any letter case, are read, and so is the request after them');
+});
+
 t.test('a host or credential header given twice is 400, other headers may repeat', async (t) => {
   for (const header of ['Host: y', 'x-svc-app-key: k2', 'Authorization: Bearer b']) {
     const res = await exchange(`GET /items/1 HTTP/1.1\r\nHost: x\r\nx-svc-app-key: k\r\nAuthorization: Bearer a\r\n${header}\r\nConnection: close\r\n\r\n`);
