@@ -58,7 +58,7 @@ const EnvSchema = v.object({
       v.string(),
       v.check(
         (text) => text.split(',').map((s) => s.trim()).filter(Boolean).every((origin) => origin === '*' || isHttpOrigin(origin)),
-        'a comma-separated list of origins as browsers send them, lower case with no default port (https://app.example, http://localhost:5173), or *',
+        'a comma-separated list of origins as browsers send them, lower case with no default port or wildcard (https://app.example, http://localhost:5173), or * alone',
       ),
     ),
     '',

@@ -48,6 +48,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     // Never equal to an Origin header, so never matched: browsers send lower case and no default port.
     [{ SVC_CORS_ORIGINS: 'https://App.example' }, /SVC_CORS_ORIGINS/],
     [{ SVC_CORS_ORIGINS: 'https://app.example:443' }, /SVC_CORS_ORIGINS/],
+    [{ SVC_CORS_ORIGINS: 'https://*.app.example' }, /SVC_CORS_ORIGINS/],
     [{ SVC_CORS_ORIGINS: 'https://user@app.example' }, /SVC_CORS_ORIGINS/],
     [{ SVC_RATE_LIMIT_APP: '5/0' }, /SVC_RATE_LIMIT_APP: a limit needs a rate above 0 and a burst of at least 1/],
     [{ SVC_RATE_LIMIT_HUB_IP: '0/3' }, /SVC_RATE_LIMIT_HUB_IP/],

@@ -17,8 +17,10 @@ export function isAbsoluteHttpUrl(value: string): boolean {
 /**
  * An http(s) origin as browsers send it in `Origin` (`https://app.example:8443`): a URL that is its own
  * serialized origin, so no path (not even `/`), query, fragment or userinfo, lower case, no default port.
+ * No `*` either: URL parsers take `https://*.app.example` for a host, but origins are compared whole,
+ * so such an entry, meant as a wildcard, would match no browser.
  */
-export const isHttpOrigin = (value: string): boolean => isAbsoluteHttpUrl(value) && new URL(value).origin === value;
+export const isHttpOrigin = (value: string): boolean => isAbsoluteHttpUrl(value) && !value.includes('*') && new URL(value).origin === value;
 
 /** A path on the service's own origin (`/welcome`): no `//host`, nothing a parser would read as another origin. */
 export const isLocalPath = (value: string): boolean => /^\/(?!\/)/.test(value) && !UNSAFE.test(value);

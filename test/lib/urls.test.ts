@@ -16,7 +16,7 @@ t.test('http(s) origins as browsers send them, and no other URL', async (t) => {
   const bad = [
     'https://a.example/', 'https://a.example/app', 'https://a.example?x=1', 'https://a.example#top', 'https://user@a.example',
     'https://A.example', 'HTTPS://a.example', 'https://a.example:443', 'http://a.example:80', 'ftp://a.example', 'https://bücher.example',
-    'http:a.example', ' https://a.example', 'null', '',
+    'http:a.example', ' https://a.example', 'null', '', 'https://*.a.example', 'https://*',
   ];
   for (const url of bad) t.notOk(isHttpOrigin(url), JSON.stringify(url));
 });

@@ -28,7 +28,7 @@ const RedirectUri = v.pipe(
 /** An entry is meant to match a browser's `Origin` header: one that never could would be kept and silently match nothing. */
 const Origin = v.pipe(
   HttpUrl,
-  v.check(isHttpOrigin, 'must be an origin as browsers send it: scheme://host[:port] in lower case, with no default port, path or anything else'),
+  v.check(isHttpOrigin, 'must be an origin as browsers send it: scheme://host[:port] in lower case, with no default port, path, wildcard or anything else'),
 );
 
 const listOf = <S extends v.GenericSchema>(item: S, what: string) =>
