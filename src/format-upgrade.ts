@@ -5,12 +5,10 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { openStore } from './storage/store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './storage/migrations.js';
+import type { StopRequests } from './stop-requests.js';
 
 /** The child's entry: opening the services moves the data dir to this build's format. */
 const UPGRADE_ENTRY = fileURLToPath(new URL('./format-upgrade-main.js', import.meta.url));
-
-/** Signals that stop a server, and so its upgrade. */
-const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
  * Moves a data dir of an older format to this build's in a child process, before the server opens
@@ -19,14 +17,13 @@ const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
  * migrated itself would carry it for as long as it runs. The child inherits the server's output; a
  * stop asked of the server meanwhile stops the child, whose transaction is then never committed.
  */
-export async function upgradeFormatApart(dataDir: string, logger: Logger): Promise<void> {
+export async function upgradeFormatApart(dataDir: string, logger: Logger, stops: StopRequests): Promise<void> {
   const from = await formatBehind(dataDir);
   if (from === undefined) return;
   // Not the debugger's flags: a second process cannot listen on the same inspector port.
   const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect'));
   const child = spawn(process.execPath, [...flags, UPGRADE_ENTRY], { stdio: 'inherit', env: process.env });
-  const stopChild = (signal: NodeJS.Signals) => child.kill(signal);
-  for (const signal of STOP_SIGNALS) process.on(signal, stopChild);
+  const ignoreStops = stops.onStop((signal) => child.kill(signal));
   try {
     logger.info({ from, to: FORMAT_VERSION, child: child.pid }, 'upgrading the data format in a child process');
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
@@ -35,7 +32,7 @@ export async function upgradeFormatApart(dataDir: string, logger: Logger): Promi
     });
     if (code !== 0) throw new Error(`The data format upgrade of ${dataDir} failed (${signal ? `signal ${signal}` : `exit ${code}`}); it keeps its format`);
   } finally {
-    for (const signal of STOP_SIGNALS) process.off(signal, stopChild);
+    ignoreStops();
   }
 }
 

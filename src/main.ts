@@ -8,10 +8,11 @@ import { claimDataDir } from './storage/server-claim.js';
 import { failureText } from './lib/failure.js';
 import { upgradeFormatApart } from './format-upgrade.js';
 import { createLogger } from './lib/logger.js';
+import { StopRequests } from './stop-requests.js';
 
 /** Opens the data dir (moved to this build's format first, apart) and listens. */
-async function start(config: Config) {
-  await upgradeFormatApart(config.dataDir, createLogger(config.logLevel));
+async function start(config: Config, stops: StopRequests) {
+  await upgradeFormatApart(config.dataDir, createLogger(config.logLevel), stops);
   const deps = await openServices(config);
   const server = createApp(deps);
   const port = await server.listen(config.host, config.port);
@@ -20,9 +21,11 @@ async function start(config: Config) {
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  // Heard from here on: a stop asked while the start opens the data dir stops the server once it listens.
+  const stops = new StopRequests();
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const release = claimDataDir(config.dataDir);
-  const { deps, server, port } = await start(config).catch((error: unknown) => {
+  const { deps, server, port } = await start(config, stops).catch((error: unknown) => {
     // A start that failed leaves no claim behind: the next one must not find the dir "served".
     release();
     throw error;
@@ -55,8 +58,7 @@ async function main(): Promise<void> {
     release();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  stops.onStop((signal) => void stop(signal));
 }
 
 process.on('unhandledRejection', (reason) => {

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { startServer } from '../helpers/server.js';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { compiledService } from '../helpers/build.js';
 import { runEntry, startChildServer } from '../helpers/child.js';
 import { asFormat6Record } from '../helpers/view-records.js';
@@ -100,4 +101,37 @@ t.test('a stop asked of the server while its upgrade runs stops the upgrade: not
   t.match(stderr, /failed \(signal SIGTERM\); it keeps its format/);
   t.throws(() => process.kill(upgrading.child, 0), { code: 'ESRCH' }, 'its upgrade is not left running');
   t.equal(await formatOf(dataDir), 6);
+});
+
+/** Whether process `pid` has ended but not been reaped by its parent (state `Z` in `/proc/<pid>/stat`). */
+const isZombie = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+};
+
+t.test('a stop asked of the server as its upgrade ends is not lost: the server stops', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const { dataDir } = await format6DataDir(t);
+  const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
+  const server = spawn(process.execPath, [join(await compiledService(), 'src', 'main.js')], {
+    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  t.teardown(() => server.kill('SIGKILL'));
+  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+  const upgrading = await new Promise<Record<string, any>>((resolve) => {
+    let stdout = '';
+    server.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const line = stdout.split('\n').find((text) => text.includes('upgrading the data format'));
+      if (line) resolve(JSON.parse(line));
+    });
+  });
+  // The server, held still, hears of the stop and of its upgrade's end at once, in either order.
+  server.kill('SIGSTOP');
+  while (!isZombie(upgrading.child)) await new Promise((resolve) => setTimeout(resolve, 10));
+  server.kill('SIGTERM');
+  server.kill('SIGCONT');
+  // A server that lost the stop would serve on: this would never settle.
+  t.equal(await exited, 0, 'the server stops, as it does on a stop once it serves');
+  t.equal(await formatOf(dataDir), FORMAT_VERSION, 'with the upgrade it finished');
 });

@@ -1,0 +1,33 @@
+/** Signals that ask the server to stop. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+/**
+ * The stops asked of this process, heard from its creation on. Listening from the start keeps a stop
+ * that comes between one listener's removal and the next one's arrival (a start's steps handing over)
+ * from being lost: Node drops a signal caught just before its last listener is removed.
+ */
+export class StopRequests {
+  private first?: NodeJS.Signals;
+  private readonly listeners = new Set<(signal: NodeJS.Signals) => void>();
+
+  constructor() {
+    for (const signal of STOP_SIGNALS) process.on(signal, () => this.ask(signal));
+  }
+
+  /** The first stop asked, if one was. */
+  get asked(): NodeJS.Signals | undefined {
+    return this.first;
+  }
+
+  /** Calls `listener` on each stop from now on, and at once if one was asked already; answers its removal. */
+  onStop(listener: (signal: NodeJS.Signals) => void): () => void {
+    this.listeners.add(listener);
+    if (this.first) listener(this.first);
+    return () => this.listeners.delete(listener);
+  }
+
+  private ask(signal: NodeJS.Signals): void {
+    this.first ??= signal;
+    for (const listener of [...this.listeners]) listener(signal);
+  }
+}
