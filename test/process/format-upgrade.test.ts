@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { startServer } from '../helpers/server.js';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { compiledService } from '../helpers/build.js';
 import { runEntry, startChildServer } from '../helpers/child.js';
 import { asFormat6Record } from '../helpers/view-records.js';
@@ -134,4 +134,23 @@ t.test('a stop asked of the server as its upgrade ends is not lost: the server s
   // A server that lost the stop would serve on: this would never settle.
   t.equal(await exited, 0, 'the server stops, as it does on a stop once it serves');
   t.equal(await formatOf(dataDir), FORMAT_VERSION, 'with the upgrade it finished');
+});
+
+t.test('an upgrade that finds the disk full stops the start, and the data dir keeps its format', async (t) => {
+  const { dataDir } = await format6DataDir(t, undefined, 20_000);
+  // `ulimit -f` (in blocks of 512 bytes): the data file may not grow by the copy the step writes.
+  const limitBlocks = Math.ceil(statSync(join(dataDir, 'data.mdb')).size / 512) + 64;
+  const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
+  const main = join(await compiledService(), 'src', 'main.js');
+  const start = spawn('/bin/sh', ['-c', `ulimit -f ${limitBlocks} && exec "$0" "$1"`, process.execPath, main], {
+    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  t.teardown(() => start.kill('SIGKILL'));
+  let stderr = '';
+  start.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => start.once('close', (exitCode) => resolve(exitCode)));
+  t.equal(code, 1, 'not a start that serves, nor one that ends as if done');
+  t.match(stderr, /^Cannot start: The data format upgrade of .* failed \(exit 1\); it keeps its format$/m);
+  t.equal(await formatOf(dataDir), 6);
 });
