@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -38,24 +38,30 @@ export function servingProcess(dataDir: string): number | undefined {
  */
 export function claimDataDir(dataDir: string): () => void {
   const path = join(dataDir, CLAIM_FILE);
-  for (;;) {
-    try {
-      const fd = openSync(path, 'wx');
-      const identity = identityOf(process.pid);
-      writeSync(fd, identity === undefined ? `${process.pid}\n` : `${process.pid}\n${identity}\n`);
-      closeSync(fd);
-      return () => {
-        if (servingProcess(dataDir) === process.pid) unlinkSync(path);
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = servingProcess(dataDir);
-      // Our own PID names a process that died before us: a container's PID 1 gets the same PID each start.
-      if (holder !== undefined && holder !== process.pid) {
-        throw new DataDirInUse(`${dataDir} is served by process ${holder}; stop it first (or remove ${path} if no server runs)`);
+  // Written whole, then linked into place: a claim seen empty or cut short is a leftover that a start
+  // beside this one would take over. A dotfile, which `restore` does not count as data.
+  const draft = join(dataDir, `.${CLAIM_FILE}.${process.pid}`);
+  const identity = identityOf(process.pid);
+  writeFileSync(draft, identity === undefined ? `${process.pid}\n` : `${process.pid}\n${identity}\n`);
+  try {
+    for (;;) {
+      try {
+        linkSync(draft, path);
+        return () => {
+          if (servingProcess(dataDir) === process.pid) unlinkSync(path);
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const holder = servingProcess(dataDir);
+        // Our own PID names a process that died before us: a container's PID 1 gets the same PID each start.
+        if (holder !== undefined && holder !== process.pid) {
+          throw new DataDirInUse(`${dataDir} is served by process ${holder}; stop it first (or remove ${path} if no server runs)`);
+        }
+        unlinkSync(path);
       }
-      unlinkSync(path);
     }
+  } finally {
+    rmSync(draft, { force: true });
   }
 }
 

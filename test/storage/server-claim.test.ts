@@ -1,5 +1,6 @@
 import t from 'tap';
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { spawn } from 'node:child_process';
 import { compiledService } from '../helpers/build.js';
 import { createServer } from 'node:net';
@@ -126,4 +127,33 @@ t.test('a claim names its process by more than a PID: one that another process h
 
   const bare = claimWith(String(pid));
   t.equal(servingProcess(bare), pid, 'a claim of an older build (a PID alone) is trusted by its PID');
+});
+
+t.test('a claim is never seen half-made: one read while its server makes it names that server', async (t) => {
+  const dataDir = t.testdir();
+  const claim = join(dataDir, 'server.pid');
+  // What a start beside it finds, each time the claiming process reads its own identity from /proc.
+  const seen: Array<number | 'no claim' | 'nothing served'> = [];
+  const { readFileSync: read } = fs;
+  let looking = false;
+  fs.readFileSync = ((path: string, ...rest: unknown[]) => {
+    if (path === '/proc/sys/kernel/random/boot_id' && !looking) {
+      looking = true;
+      seen.push(existsSync(claim) ? (servingProcess(dataDir) ?? 'nothing served') : 'no claim');
+      looking = false;
+    }
+    return (read as (...args: unknown[]) => unknown)(path, ...rest);
+  }) as typeof fs.readFileSync;
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    fs.readFileSync = read;
+    syncBuiltinESMExports();
+  });
+
+  const release = claimDataDir(dataDir);
+  t.ok(seen.length > 0, 'the claim was looked at while it was made');
+  t.notOk(seen.includes('nothing served'), `a start beside it would have taken it over: ${seen.join(', ')}`);
+  t.equal(servingProcess(dataDir), process.pid);
+  release();
+  t.same(readdirSync(dataDir), [], 'nothing is left once released');
 });
