@@ -39,12 +39,18 @@ export async function migrate(store: Store, logger: Logger, migrations: Record<n
     const step = migrations[version];
     if (!step) throw new Error(`No migration from data format ${version}`);
     const from: number = version;
+    let stepped = false;
     await store.commit(() => {
+      // Read again in the write transaction, which another process migrating the same dir (an
+      // upgrade child outliving its killed server) cannot share: a step it made is not made twice.
+      if (storedFormatVersion(store) !== from) return;
       step(store);
       meta.put(VERSION_KEY, from + 1);
+      stepped = true;
     });
-    logger.info({ from, to: from + 1 }, 'migrated data format');
-    version = from + 1;
+    if (stepped) logger.info({ from, to: from + 1 }, 'migrated data format');
+    version = storedFormatVersion(store)!;
   }
+  if (version > FORMAT_VERSION) throw newerFormat(store, version);
   return version;
 }

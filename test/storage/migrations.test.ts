@@ -91,6 +91,20 @@ t.test('an older format is moved forward step by step, each step with its versio
   t.equal(storedFormatVersion(store), FORMAT_VERSION);
 });
 
+t.test('a step another migration made meanwhile is not made again', async (t) => {
+  const store = openStore(t.testdir());
+  t.teardown(() => store.close());
+  const start = FORMAT_VERSION - 1;
+  await store.commit(() => store.db('meta').put('format_version', start));
+  const counts = store.db<number>('moved');
+  // Counting, so a step made twice shows: real steps are not all safe to make on data already moved.
+  const steps = { [start]: (s: typeof store) => counts.put('runs', (counts.get('runs') ?? 0) + 1) };
+  // Both read the old format before either commits, as a server and an upgrade child outliving its server would.
+  t.same(await Promise.all([migrate(store, logger, steps), migrate(store, logger, steps)]), [FORMAT_VERSION, FORMAT_VERSION]);
+  t.equal(counts.get('runs'), 1);
+  t.equal(storedFormatVersion(store), FORMAT_VERSION);
+});
+
 t.test('a failing step keeps the old format and none of its writes', async (t) => {
   const store = openStore(t.testdir());
   t.teardown(() => store.close());
