@@ -1,8 +1,11 @@
 import type { MigrationStep } from './storage/migrations.js';
-import { USER_RECORD_MACHINE_VERSION, type GroupsSource, type ProfileViews } from './features/users/profile-views.js';
+import { fieldSpec, USER_RECORD_MACHINE_VERSION, type GroupsSource, type ProfileViews } from './features/users/profile-views.js';
 import { format5Upgraded, format6Upgraded } from './features/users/view-record.js';
 import type { ActorRuntime, StoredSnapshot } from './runtime/runtime.js';
 import type { Key, Store } from './storage/store.js';
+import type { ApplicationStore } from './features/applications/store.js';
+import type { AppSchema } from './features/applications/schemas.js';
+import { FIELD_OF } from './features/users/addresses.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
 import { renderGroup, renderMember } from './features/groups/render.js';
 import type { GroupContext } from '../machines/group.machine.js';
@@ -37,8 +40,11 @@ function rewriteRecords(profiles: ProfileViews, upgrade: (record: Buffer) => Buf
   }
 }
 
+/** Whether the app keeps `email` or `phone_number` from its users: the fields `verified_data` holds. */
+const hidesAnAddress = (schema: AppSchema) => Object.values(FIELD_OF).some((field) => !fieldSpec(schema, field)?.user_readable);
+
 /** `steps[n]` moves a data dir from format n to n + 1 (FORMAT_VERSION in storage/migrations.ts). */
-export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Record<number, MigrationStep> {
+export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps: ApplicationStore): Record<number, MigrationStep> {
   return {
     // 1 → 2: a user's read model became one record (view-record.ts), rendered by the last step.
     1: dropFormat1Views,
@@ -81,6 +87,16 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews): Reco
     // platform body; every other part is kept as it was. Records the steps before rendered have it.
     6() {
       rewriteRecords(profiles, format6Upgraded);
+    },
+    // 7 → 8: a `/me` body's `verified_data` shows only the addresses its user may read, as its `data`
+    // does: the records of the users of apps that keep one from them are rendered again. (A user of an
+    // application that is gone is left as it is: `verify` reports it.)
+    7() {
+      for (const key of [...profiles.records.getKeys({})]) {
+        const [appId, userId] = key as [string, string];
+        const app = apps.get(appId);
+        if (app && hidesAnAddress(app.schema)) profiles.rewrite(appId, userId, profiles.storedUser(appId, userId)!, 'record');
+      }
     },
   };
 }

@@ -8,7 +8,7 @@ function recordOfParts(parts: ReadonlyArray<string | Uint8Array>): Buffer {
   return Buffer.concat([header, ...buffers]);
 }
 
-/** The seven parts of a record of this build's layout (data format 7). */
+/** The seven parts of a record of this build's layout (data formats 7 and 8). */
 function currentParts(record: Buffer): Buffer[] {
   const parts: Buffer[] = [];
   let at = 7 * 4;
@@ -33,4 +33,13 @@ export function asFormat5Record(record: Buffer): Buffer {
 /** `record` (this build's layout) as format 6 kept it: the same parts but the card, the last. */
 export function asFormat6Record(record: Buffer): Buffer {
   return recordOfParts(currentParts(record).slice(0, 6));
+}
+
+/** `record` (this build's layout) as format 7 rendered it: its `/me` head shows `verified_data` whole, as the platform head does. */
+export function asFormat7Record(record: Buffer): Buffer {
+  const parts = currentParts(record);
+  const verifiedFrom = (head: string) => head.lastIndexOf(',"verified_data":');
+  const [platformHead, meHead] = [parts[0].toString('utf8'), parts[1].toString('utf8')];
+  parts[1] = Buffer.from(meHead.slice(0, verifiedFrom(meHead)) + platformHead.slice(verifiedFrom(platformHead)));
+  return recordOfParts(parts);
 }

@@ -45,8 +45,9 @@ const formatOf = async (dataDir: string) => {
 t.test('a start on an older data dir moves it to this build\'s format in a process of its own, then serves it', async (t) => {
   const { dataDir, app, path, profile } = await format6DataDir(t);
   const server = await startChildServer(t, { dataDir });
-  const migrated = await server.waitForLog((entry) => entry.msg === 'migrated data format');
-  t.match(migrated, { from: 6, to: FORMAT_VERSION });
+  // One line per step: the last one's.
+  const migrated = await server.waitForLog((entry) => entry.msg === 'migrated data format' && entry.to === FORMAT_VERSION);
+  t.match(migrated, { from: FORMAT_VERSION - 1, to: FORMAT_VERSION });
   t.not(migrated.pid, server.child.pid, 'not the server: a process that ends, with the memory the migration took');
   const answer = await fetch(`${server.url}${path}`, { headers: { 'x-svc-app-key': app.key, 'x-svc-app-secret': app.secret } });
   t.equal(await answer.text(), profile, 'the profile it served before');

@@ -9,7 +9,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
 import { format6Parts } from '../../src/features/users/view-record.js';
-import { asFormat5Record, asFormat6Record } from '../helpers/view-records.js';
+import { asFormat5Record, asFormat6Record, asFormat7Record } from '../helpers/view-records.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -289,5 +289,26 @@ t.test('format 6 → 7: each record gains its member card; profiles, members and
   t.equal(write.status, 200);
   const member = (await api('GET', `/groups/${group.id}/members?lookup_filter=${userId}`)).body.results[0];
   t.same(member.profile, { user_id: userId, email: 'owner@example.com', first_name: 'Ada', last_name: 'King' }, 'and the card follows a change');
+  await noProblems(t, server.deps);
+});
+
+t.test("format 7 → 8: a /me body shows verified_data only where its user may read the address; other apps' records stay as they were", async (t) => {
+  let server = await startServer(t, { dataDir: t.testdir() });
+  const { app, deps } = server;
+  await deps.apps.update(app.id, { schema: { fields: { email: { type: 'string' } }, allow_unknown_fields: true } });
+  const { id } = await deps.apps.create('open');
+  const open = { id, ...(await deps.apps.createCredential(id)) };
+  const hidden = await signInByLink(server, 'ada@example.com');
+  const shown = await signInByLink(server, 'bob@example.com', open);
+  const me = (appId: string, token: string) => server.request('GET', `/me/applications/${appId}/data`, { token });
+  t.same((await me(app.id, hidden.access_token)).body.verified_data, {}, 'rendered by this build');
+
+  const { records } = deps.profiles;
+  const keys = [[app.id, hidden.app_user_id], [open.id, shown.app_user_id]];
+  const staged = keys.map((key) => asFormat7Record(records.getBinary(key)!));
+  server = await reopenedAsFormat(t, server, 7, () => keys.forEach((key, i) => records.put(key, staged[i])));
+  t.same((await me(app.id, hidden.access_token)).body.verified_data, {}, 'an email the app keeps from its users is gone');
+  t.same((await me(open.id, shown.access_token)).body.verified_data, { email: 'bob@example.com' }, 'a readable one stays');
+  t.strictSame(server.deps.profiles.records.getBinary(keys[1]), staged[1], 'a record of an app that hides no address is kept byte for byte');
   await noProblems(t, server.deps);
 });

@@ -115,10 +115,11 @@ export class ProfileViews {
   renderBodies(user: UserView, schema: AppSchema): RenderedUser {
     const c = user.context;
     const head = `{${json(this.config.names.userField)}:${json(c.id)},"state":${json(user.state)},"auth_level":${json(c.auth_level)},"attributes":${json(c.attributes)},"data":`;
-    const groupsAt = `,"verified_data":${json(c.verified_data)},"groups":`;
+    const dataOf = (data: string, verified: string) => `${data},"verified_data":${verified},"groups":`;
     return {
-      platformHead: head + json(c.data) + groupsAt,
-      meHead: head + json(userReadableData(c.data, schema)) + groupsAt,
+      platformHead: head + dataOf(json(c.data), json(c.verified_data)),
+      // `verified_data` holds the fields `email` and `phone_number`: on `/me`, under their rights too.
+      meHead: head + dataOf(json(userReadableData(c.data, schema)), json(userReadableData(c.verified_data, schema))),
       tail: `,"meta":${json(c.meta)},"connection_map":{}}`,
       card: memberCardOf(c.data),
     };
@@ -270,9 +271,9 @@ export function fieldSpec(schema: AppSchema, name: string): FieldSpec | undefine
   return Object.hasOwn(IMPLICIT_FIELDS, name) ? IMPLICIT_FIELDS[name] : undefined;
 }
 
-/** `data` as its user may see it: only `user_readable` fields (unknown fields are platform-only). */
-export function userReadableData(data: Record<string, unknown>, schema: AppSchema): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+/** `data` (or `verified_data`) as its user may see it: only `user_readable` fields (unknown fields are platform-only). */
+export function userReadableData<T extends object>(data: T, schema: AppSchema): Partial<T> {
+  const out: Partial<T> = {};
   for (const name in data) if (fieldSpec(schema, name)?.user_readable) out[name] = data[name];
   return out;
 }

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startServerWithSchema } from '../../helpers/schema.js';
 import { tokenFor } from '../../helpers/tokens.js';
+import { linkPath, signInByLink } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
 import type { TestServer } from '../../helpers/server.js';
 
@@ -238,4 +239,24 @@ t.test('a field the user may write but not read keeps its value when a PUT leave
   t.equal((await platform(userId)).body.data.pin, '1234', 'and keeps the value it could not see');
   const removal = await server.request('PATCH', me, { token, body: { data: { pin: null } } });
   t.same(removal.body.field_errors, { pin: ['is required'] }, 'a required one can be changed, not removed');
+});
+
+t.test("verified_data on /me shows an address only where the app lets the user read that field, as data does", async (t) => {
+  // email listed without rights: the app keeps it from its users; phone_number keeps its implicit ones.
+  const server = await startServerWithSchema(t, { fields: { email: { type: 'string' } } });
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  const userId = signedIn.app_user_id;
+  const platform = `/applications/${server.app.id}/users/${userId}/data`;
+  t.equal((await server.request('PATCH', platform, { app: server.app, body: { data: { phone_number: '+1 555 0100' } } })).status, 200);
+  const byPhone = await server.request('POST', '/hub/auth/magic', {
+    app: server.app,
+    body: { verification_type: 'phone', user_id: userId, data: { phone_number: '+1 555 0100' } },
+  });
+  t.equal((await server.request('GET', linkPath(byPhone.body.link))).status, 200);
+
+  const me = (await server.request('GET', `/me/applications/${server.app.id}/data`, { token: signedIn.access_token })).body;
+  t.notOk('email' in me.data, 'data hides the email');
+  t.same(me.verified_data, { phone_number: '+1 555 0100' }, 'and so does verified_data; the readable phone shows');
+  const seen = (await server.request('GET', platform, { app: server.app })).body.verified_data;
+  t.same(seen, { email: 'ada@example.com', phone_number: '+1 555 0100' }, 'the platform sees both');
 });
