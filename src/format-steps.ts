@@ -1,11 +1,10 @@
 import type { MigrationStep } from './storage/migrations.js';
-import { fieldSpec, USER_RECORD_MACHINE_VERSION, type GroupsSource, type ProfileViews } from './features/users/profile-views.js';
+import { USER_RECORD_MACHINE_VERSION, userReadsAddress, type GroupsSource, type ProfileViews } from './features/users/profile-views.js';
 import { format5Upgraded, format6Upgraded } from './features/users/view-record.js';
 import type { ActorRuntime, StoredSnapshot } from './runtime/runtime.js';
 import type { Key, Store } from './storage/store.js';
 import type { ApplicationStore } from './features/applications/store.js';
 import type { AppSchema } from './features/applications/schemas.js';
-import { FIELD_OF } from './features/users/addresses.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
 import { renderGroup, renderMember } from './features/groups/render.js';
 import type { GroupContext } from '../machines/group.machine.js';
@@ -41,7 +40,7 @@ function rewriteRecords(profiles: ProfileViews, upgrade: (record: Buffer) => Buf
 }
 
 /** Whether the app keeps `email` or `phone_number` from its users: the fields `verified_data` holds. */
-const hidesAnAddress = (schema: AppSchema) => Object.values(FIELD_OF).some((field) => !fieldSpec(schema, field)?.user_readable);
+const hidesAnAddress = (schema: AppSchema) => !userReadsAddress(schema, 'email') || !userReadsAddress(schema, 'phone');
 
 /** `steps[n]` moves a data dir from format n to n + 1 (FORMAT_VERSION in storage/migrations.ts). */
 export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps: ApplicationStore): Record<number, MigrationStep> {

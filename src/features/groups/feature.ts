@@ -5,8 +5,8 @@ import { GroupService } from './group-service.js';
 import { InviteService } from './invite-service.js';
 import { MemberService } from './member-service.js';
 import { GroupReads } from './reads.js';
-import { renderGroup, renderMember, type GroupView, type MemberView } from './render.js';
-import type { ProfileReader } from '../users/profile-views.js';
+import { renderGroup, renderInvite, renderMember, type GroupView, type InviteView, type MemberView } from './render.js';
+import { userReadsAddress, type ProfileReader } from '../users/profile-views.js';
 
 /** The groups feature's services, built once and shared by its routes. */
 export interface GroupsFeature {
@@ -17,6 +17,8 @@ export interface GroupsFeature {
   invites: InviteService;
   /** A member as every endpoint answers it, with its user's `profile` as `reader` may see it. */
   showMember(member: MemberView, reader: ProfileReader): ReturnType<typeof renderMember>;
+  /** An invite as `reader` may see it: on `/me`, its address only where a user may read that field. */
+  showInvite(invite: InviteView, reader: ProfileReader): ReturnType<typeof renderInvite>;
   /** The Group-with-member wrapper, which only `/me` answers. */
   showWrapper(pair: { group: GroupView; member: MemberView }): { group: ReturnType<typeof renderGroup>; member: ReturnType<typeof renderMember> };
 }
@@ -32,6 +34,10 @@ export function createGroupsFeature(deps: Deps): GroupsFeature {
     members: new MemberService(core),
     invites: new InviteService(core),
     showMember,
+    showInvite(invite, reader) {
+      const schema = reader === 'user' ? deps.apps.require(invite.context.appId).schema : undefined;
+      return renderInvite(invite, (kind) => schema === undefined || userReadsAddress(schema, kind));
+    },
     showWrapper: ({ group, member }) => ({ group: renderGroup(group), member: showMember(member, 'user') }),
   };
 }

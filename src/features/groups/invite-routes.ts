@@ -7,24 +7,26 @@ import { callerUser } from '../../auth/bearer-auth.js';
 import { actingOf, userActingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
-import { renderInvite } from './render.js';
 import { isActiveOwner } from './keys.js';
 import { InviteBody, optionalUserRefOf, parseListQuery, userRefOf, type UserFields } from './schemas.js';
 
 /** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
 export function inviteRoutes(feature: GroupsFeature): Route[] {
-  const { deps, reads, invites, showWrapper } = feature;
+  const { deps, reads, invites, showInvite, showWrapper } = feature;
 
   const requestOf = <Ref>(ctx: RequestContext, refOf: (fields: UserFields) => Ref) => {
     const { user_id, email, phone, ...rest } = parseJsonBody(ctx, InviteBody);
     return { ...rest, ref: refOf({ user_id, email, phone }) };
   };
   const create = async (ctx: RequestContext) => {
-    const { invite, link } = await invites.create(actingOf(ctx), ctx.params.group, requestOf(ctx, userRefOf));
-    return ok({ link, invitation: renderInvite(invite) });
+    const acting = actingOf(ctx);
+    const { invite, link } = await invites.create(acting, ctx.params.group, requestOf(ctx, userRefOf));
+    return ok({ link, invitation: showInvite(invite, acting.kind) });
   };
-  const update = async (ctx: RequestContext) =>
-    ok(renderInvite(await invites.update(actingOf(ctx), ctx.params.group, ctx.params.invite, requestOf(ctx, optionalUserRefOf))));
+  const update = async (ctx: RequestContext) => {
+    const acting = actingOf(ctx);
+    return ok(showInvite(await invites.update(acting, ctx.params.group, ctx.params.invite, requestOf(ctx, optionalUserRefOf)), acting.kind));
+  };
   const remove = async (ctx: RequestContext) => {
     await invites.remove(actingOf(ctx), ctx.params.group, ctx.params.invite);
     return noContent();
@@ -46,7 +48,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
           const query = parseListQuery(ctx.query(), ['ensured_user_id']);
           // Owners see every invite; anyone else only the invites made for them.
           const scoped = isActiveOwner(member) ? query : { ...query, ensured_user_id: userId };
-          return ok(listOf(reads.invites(appId, ctx.params.group, scoped), renderInvite));
+          return ok(listOf(reads.invites(appId, ctx.params.group, scoped), (invite) => showInvite(invite, 'user')));
         },
       },
       {
@@ -59,7 +61,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
           if (!isActiveOwner(member) && invite.context.ensured_user_id !== userId) {
             throw forbidden('Only owners and the invited user may see an invite');
           }
-          return ok(renderInvite(invite));
+          return ok(showInvite(invite, 'user'));
         },
       },
       { method: 'POST', path: `${ME_GROUPS}/:group/invites`, handle: create },
@@ -75,14 +77,14 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
         query: 'parsed',
         handle(ctx) {
           const query = parseListQuery(ctx.query(), ['ensured_user_id']);
-          return ok(listOf(reads.invites(ctx.params.app, ctx.params.group, query), renderInvite));
+          return ok(listOf(reads.invites(ctx.params.app, ctx.params.group, query), (invite) => showInvite(invite, 'app')));
         },
       },
       {
         method: 'GET',
         path: `${APP_GROUPS}/:group/invites/:invite`,
         handle(ctx) {
-          return ok(renderInvite(reads.invite(ctx.params.app, ctx.params.group, ctx.params.invite)));
+          return ok(showInvite(reads.invite(ctx.params.app, ctx.params.group, ctx.params.invite), 'app'));
         },
       },
       { method: 'POST', path: `${APP_GROUPS}/:group/invites`, handle: create },

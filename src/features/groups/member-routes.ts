@@ -7,8 +7,8 @@ import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
 import { MemberCreateBody, MemberUpdateBody, parseListQuery, userRefOf } from './schemas.js';
-import { FIELD_OF, type AddressKind } from '../users/addresses.js';
-import { fieldSpec } from '../users/profile-views.js';
+import type { AddressKind } from '../users/addresses.js';
+import { userReadsAddress } from '../users/profile-views.js';
 
 /** Members under `/me/groups/{group}` (owners manage, active members read) and the platform's. */
 export function memberRoutes(feature: GroupsFeature): Route[] {
@@ -41,7 +41,7 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
           reads.requireActiveMember(appId, ctx.params.group, userId);
           const query = parseListQuery(ctx.query(), ['lookup_filter']);
           const { schema } = deps.apps.require(appId);
-          const searchable = (kind: AddressKind) => fieldSpec(schema, FIELD_OF[kind])?.user_readable === true;
+          const searchable = (kind: AddressKind) => userReadsAddress(schema, kind);
           return ok(listOf(reads.members(appId, ctx.params.group, query, searchable), (member) => showMember(member, 'user')));
         },
       },

@@ -3,6 +3,7 @@ import type { GroupContext } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
 import type { MemberProfile } from '../users/profile-views.js';
+import type { AddressKind } from '../users/addresses.js';
 
 export type GroupView = ActorView<GroupContext>;
 export type MemberView = ActorView<MemberContext>;
@@ -47,17 +48,22 @@ export function renderMember({ state, context: c }: MemberView, profile?: Member
   );
 }
 
-/** The Group invite resource. */
-export function renderInvite({ state, context: c }: InviteView) {
+/**
+ * The Group invite resource; its address (`email` or `phone`, and `user_lookup_value`, which repeats
+ * it) only where `showsAddress` allows its kind.
+ */
+export function renderInvite({ state, context: c }: InviteView, showsAddress: (kind: AddressKind) => boolean) {
+  const kind: AddressKind | undefined = c.email !== undefined ? 'email' : c.phone !== undefined ? 'phone' : undefined;
+  const shown = kind === undefined || showsAddress(kind);
   return {
     id: c.id,
     group_id: c.group_id,
     roles: c.roles,
     state,
-    email: c.email,
-    phone: c.phone,
+    email: shown ? c.email : undefined,
+    phone: shown ? c.phone : undefined,
     user_id: c.user_id,
-    user_lookup_value: c.user_lookup_value,
+    user_lookup_value: shown ? c.user_lookup_value : undefined,
     redirect_url: c.redirect_url,
     app_variant_id: c.app_variant_id,
     created_at: c.created_at,

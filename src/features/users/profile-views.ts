@@ -8,6 +8,7 @@ import type { ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import { persistedUser, type UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
+import { FIELD_OF, type AddressKind } from './addresses.js';
 import {
   accessPart,
   cardPart,
@@ -270,6 +271,9 @@ export function fieldSpec(schema: AppSchema, name: string): FieldSpec | undefine
   if (Object.hasOwn(schema.fields, name)) return schema.fields[name];
   return Object.hasOwn(IMPLICIT_FIELDS, name) ? IMPLICIT_FIELDS[name] : undefined;
 }
+
+/** Whether a user may read addresses of `kind`: the app's schema makes their field `user_readable`. */
+export const userReadsAddress = (schema: AppSchema, kind: AddressKind): boolean => fieldSpec(schema, FIELD_OF[kind])?.user_readable === true;
 
 /** `data` (or `verified_data`) as its user may see it: only `user_readable` fields (unknown fields are platform-only). */
 export function userReadableData<T extends object>(data: T, schema: AppSchema): Partial<T> {

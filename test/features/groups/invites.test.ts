@@ -315,3 +315,28 @@ t.test('deleting a user with a pending invite leaves none of its links: the invi
   const dead = await server.request('GET', linkPath(invited.body.link), { headers: { accept: 'application/json' } });
   t.equal(dead.status, 404);
 });
+
+t.test("on /me an invite shows its email or phone only where the app lets users read that field, as member profiles do", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  // email listed without rights: the app keeps it from its users; phone_number keeps its implicit ones.
+  await server.deps.apps.update(server.app.id, { schema: { fields: { email: { type: 'string' } }, allow_unknown_fields: true } });
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const byEmail = (await api.post(`/groups/${group.id}/invites`, { email: 'bob@example.com', roles: [] })).body.invitation;
+  const madeOnMe = await as(server, ada).post(`/me/groups/${group.id}/invites`, { phone: '+1 555 0100', roles: [] });
+  t.equal(madeOnMe.status, 200);
+  t.match(madeOnMe.body.invitation, { phone: '+1 555 0100', user_lookup_value: '+1 555 0100' }, 'a readable phone shows');
+  const addressOf = ({ email, phone, user_lookup_value }: any) => ({ email, phone, user_lookup_value });
+  const hidden = { email: undefined, phone: undefined, user_lookup_value: undefined };
+
+  const listed = (await as(server, ada).get(`/me/groups/${group.id}/invites`)).body.results;
+  t.same(listed.map((invite: any) => invite.id), [byEmail.id, madeOnMe.body.invitation.id]);
+  t.same(addressOf(listed[0]), hidden, "an owner's list hides the email");
+  t.same(addressOf((await as(server, ada).get(`/me/groups/${group.id}/invites/${byEmail.id}`)).body), hidden, 'and so does one invite');
+  t.same(addressOf((await as(server, bob).get(`/me/groups/${group.id}/invites/${byEmail.id}`)).body), hidden, 'the invited user too');
+  t.same(addressOf((await as(server, ada).put(`/me/groups/${group.id}/invites/${byEmail.id}`, { roles: ['x'] })).body), hidden, 'an update');
+  const seen = (await api.get(`/groups/${group.id}/invites/${byEmail.id}`)).body;
+  t.match(seen, { email: 'bob@example.com', user_lookup_value: 'bob@example.com' }, 'the platform sees it');
+});
