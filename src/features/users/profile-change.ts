@@ -150,10 +150,12 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
     } else next[name] = upload.descriptor;
   }
 
-  // Whatever a replace leaves, or a merge names (`null` and `""` included), must hold every required field.
+  // Whatever a replace leaves, or a merge names (`null` and `""` included), must hold every required field;
+  // but a write-only field a replace leaves out keeps its value unseen, and asking for it would tell whether it is set.
   for (const [name, spec] of Object.entries(schema.fields)) {
     const named = given !== undefined && Object.hasOwn(given, name);
-    if (spec.required && (mode === 'replace' || named) && !refused?.has(name) && mayWrite(name, spec) && isMissing(next[name])) {
+    const asked = named || (mode === 'replace' && mayRead(spec));
+    if (spec.required && asked && !refused?.has(name) && mayWrite(name, spec) && isMissing(next[name])) {
       complain(name, 'is required');
     }
   }

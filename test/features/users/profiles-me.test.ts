@@ -260,3 +260,18 @@ t.test("verified_data on /me shows an address only where the app lets the user r
   const seen = (await server.request('GET', platform, { app: server.app })).body.verified_data;
   t.same(seen, { email: 'ada@example.com', phone_number: '+1 555 0100' }, 'the platform sees both');
 });
+
+t.test('a PUT that leaves out a required field the user may write but not read does not tell whether it is set', async (t) => {
+  const withPin = (required: boolean) => ({ fields: { ...schema.fields, pin: { type: 'string' as const, user_writable: true, required } }, allow_unknown_fields: true });
+  const server = await startServerWithSchema(t, withPin(false));
+  const { userId, token, me } = await userWithProfile(server);
+  const other = await tokenFor(server, { email: 'other@example.com' });
+  await server.deps.apps.update(server.app.id, { schema: withPin(true) });
+  t.equal((await server.request('PATCH', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app, body: { data: { pin: '1234' } } })).status, 200);
+  const put = (token: string) => server.request('PUT', me, { token, body: { data: { nickname: 'n' } } });
+  const [set, unset] = [await put(token), await put(other.token)];
+  t.equal(set.status, 200, 'a pin set');
+  t.equal(unset.status, set.status, `a pin never set answers the same: ${unset.text}`);
+  const removal = await server.request('PATCH', me, { token: other.token, body: { data: { pin: null } } });
+  t.same(removal.body.field_errors, { pin: ['is required'] }, 'named, it is held to the rule by the value given alone');
+});
