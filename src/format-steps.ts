@@ -2,7 +2,7 @@ import type { MigrationStep } from './storage/migrations.js';
 import { USER_RECORD_MACHINE_VERSION, userReadsAddress, type GroupsSource, type ProfileViews } from './features/users/profile-views.js';
 import { format5Upgraded, format6Upgraded } from './features/users/view-record.js';
 import type { ActorRuntime, StoredSnapshot } from './runtime/runtime.js';
-import type { Key, Store } from './storage/store.js';
+import { HIGH_KEY, type Key, type Store } from './storage/store.js';
 import type { ApplicationStore } from './features/applications/store.js';
 import type { AppSchema } from './features/applications/schemas.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
@@ -88,13 +88,12 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps:
       rewriteRecords(profiles, format6Upgraded);
     },
     // 7 → 8: a `/me` body's `verified_data` shows only the addresses its user may read, as its `data`
-    // does: the records of the users of apps that keep one from them are rendered again. (A user of an
-    // application that is gone is left as it is: `verify` reports it.)
+    // does: the records of the users of apps that keep one from them are rendered again; no other
+    // record is read.
     7() {
-      for (const key of [...profiles.records.getKeys({})]) {
-        const [appId, userId] = key as [string, string];
-        const app = apps.get(appId);
-        if (app && hidesAnAddress(app.schema)) profiles.rewrite(appId, userId, profiles.storedUser(appId, userId)!, 'record');
+      for (const app of apps.list().filter((app) => hidesAnAddress(app.schema))) {
+        const keys = [...profiles.records.getKeys({ start: [app.id, ''], end: [app.id, HIGH_KEY] })];
+        for (const [, userId] of keys as Array<[string, string]>) profiles.rewrite(app.id, userId, profiles.storedUser(app.id, userId)!, 'record');
       }
     },
   };
