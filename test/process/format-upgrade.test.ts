@@ -72,8 +72,11 @@ t.test('an upgrade that fails stops the start with its reason, and the data dir 
   t.equal(await formatOf(dataDir), 6);
 });
 
-t.test('a stop asked of the server while its upgrade runs stops the upgrade: nothing is left migrating, and the data dir keeps its format', async (t) => {
-  const { dataDir } = await format6DataDir(t, undefined, 50_000);
+/**
+ * Starts the compiled server on `dataDir` (of an older format) and waits for the line that logs its
+ * upgrade, which names the upgrade's child; both processes are killed when the test ends.
+ */
+async function serverUpgrading(t: Test, dataDir: string) {
   const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
   const server = spawn(process.execPath, [join(await compiledService(), 'src', 'main.js')], {
     env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
@@ -91,15 +94,21 @@ t.test('a stop asked of the server while its upgrade runs stops the upgrade: not
       if (line) resolve(JSON.parse(line));
     });
   });
-  t.match(upgrading, { from: 6, to: FORMAT_VERSION, pid: server.pid });
   t.teardown(() => {
     try {
       process.kill(upgrading.child, 'SIGKILL');
     } catch {}
   });
+  return { server, exited, upgrading, stderr: () => stderr };
+}
+
+t.test('a stop asked of the server while its upgrade runs stops the upgrade: nothing is left migrating, and the data dir keeps its format', async (t) => {
+  const { dataDir } = await format6DataDir(t, undefined, 50_000);
+  const { server, exited, upgrading, stderr } = await serverUpgrading(t, dataDir);
+  t.match(upgrading, { from: 6, to: FORMAT_VERSION, pid: server.pid });
   server.kill('SIGTERM');
   t.equal(await exited, 1, 'the start stops');
-  t.match(stderr, /failed \(signal SIGTERM\); it keeps its format/);
+  t.match(stderr(), /failed \(signal SIGTERM\); it keeps its format/);
   t.throws(() => process.kill(upgrading.child, 0), { code: 'ESRCH' }, 'its upgrade is not left running');
   t.equal(await formatOf(dataDir), 6);
 });
@@ -112,21 +121,7 @@ const isZombie = (pid: number) => {
 
 t.test('a stop asked of the server as its upgrade ends is not lost: the server stops', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const { dataDir } = await format6DataDir(t);
-  const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
-  const server = spawn(process.execPath, [join(await compiledService(), 'src', 'main.js')], {
-    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  t.teardown(() => server.kill('SIGKILL'));
-  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
-  const upgrading = await new Promise<Record<string, any>>((resolve) => {
-    let stdout = '';
-    server.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const line = stdout.split('\n').find((text) => text.includes('upgrading the data format'));
-      if (line) resolve(JSON.parse(line));
-    });
-  });
+  const { server, exited, upgrading } = await serverUpgrading(t, dataDir);
   // The server, held still, hears of the stop and of its upgrade's end at once, in either order.
   server.kill('SIGSTOP');
   while (!isZombie(upgrading.child)) await new Promise((resolve) => setTimeout(resolve, 10));
