@@ -37,6 +37,13 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 const logEntries = (text: string): LogEntry[] =>
   text.split('\n').flatMap((line) => (line.startsWith('{') && line.endsWith('}') ? [JSON.parse(line)] : []));
 
+/** `node ...args`, under `ulimit -f` when `fileSizeLimitKiB` is given: a full disk, for this process alone. */
+function nodeCommand(args: string[], fileSizeLimitKiB: number | undefined): [string, string[]] {
+  if (fileSizeLimitKiB === undefined) return [process.execPath, args];
+  // POSIX sh counts `ulimit -f` in blocks of 512 bytes.
+  return ['/bin/sh', ['-c', `ulimit -f ${fileSizeLimitKiB * 2} && exec "$@"`, 'sh', process.execPath, ...args]];
+}
+
 const DEFAULT_APP_LINE = /^\s+app (id|key|secret):\s+(\S+)$/gm;
 
 /**
@@ -52,14 +59,8 @@ export async function startChildServer(
     fileSizeLimitKiB?: number;
   },
 ): Promise<ChildServer> {
-  const build = await compiledService();
-  const main = join(build, 'src', 'main.js');
-  const command: [string, string[]] =
-    options.fileSizeLimitKiB === undefined
-      ? [process.execPath, [main]]
-      : // POSIX sh counts `ulimit -f` in blocks of 512 bytes.
-        ['/bin/sh', ['-c', `ulimit -f ${options.fileSizeLimitKiB * 2} && exec "$0" "$1"`, process.execPath, main]];
-  const child = spawn(...command, {
+  const main = join(await compiledService(), 'src', 'main.js');
+  const child = spawn(...nodeCommand([main], options.fileSizeLimitKiB), {
     env: childEnv({ HOST: '127.0.0.1', PORT: '0', SVC_LOG_LEVEL: 'info', ...options.env, SVC_DATA_DIR: options.dataDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -107,10 +108,10 @@ export interface CliResult extends Exit {
 export async function runEntry(
   entry: 'main' | 'cli',
   args: string[],
-  options: { dataDir: string; env?: Record<string, string> },
+  options: { dataDir: string; env?: Record<string, string>; fileSizeLimitKiB?: number },
 ): Promise<CliResult> {
-  const build = await compiledService();
-  const child = spawn(process.execPath, [join(build, 'src', `${entry}.js`), ...args], {
+  const script = join(await compiledService(), 'src', `${entry}.js`);
+  const child = spawn(...nodeCommand([script, ...args], options.fileSizeLimitKiB), {
     env: childEnv({ ...options.env, SVC_DATA_DIR: options.dataDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -123,5 +124,5 @@ export async function runEntry(
 }
 
 /** Runs `npm run svc -- …args` (the compiled CLI) on `dataDir` as a child process. */
-export const runCli = (args: string[], options: { dataDir: string; env?: Record<string, string> }) =>
+export const runCli = (args: string[], options: { dataDir: string; env?: Record<string, string>; fileSizeLimitKiB?: number }) =>
   runEntry('cli', args, options);
