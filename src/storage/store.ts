@@ -2,6 +2,7 @@ import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { unavailable } from '../lib/errors.js';
 
 export type { Database, Key };
 
@@ -23,7 +24,8 @@ export interface Store {
   hasDb(name: string): boolean;
   /**
    * Runs `write` in one batched write transaction; resolves once it is committed. If `write` throws,
-   * none of its writes are kept and the promise rejects.
+   * none of its writes are kept and the promise rejects. If the commit fails (a full disk), it rejects
+   * with 503 `E_UNAVAILABLE`: nothing was kept, and the same change may be tried again.
    */
   commit(write: () => void): Promise<void>;
   close(): Promise<void>;
@@ -77,9 +79,11 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
         // callbacks into one shared transaction and would still commit what a failed callback wrote.
         await root.childTransaction(write);
       } catch (error) {
-        // lmdb-js also rejects the error's `commitError` with the cause (and prints it).
-        (error as { commitError?: Promise<unknown> }).commitError?.catch(() => {});
-        throw error;
+        const { commitError } = error as { commitError?: Promise<unknown> };
+        if (!commitError) throw error;
+        // lmdb-js also rejects `commitError` with the cause (and prints it).
+        commitError.catch(() => {});
+        throw unavailable('The change could not be stored; try again');
       }
     },
     async close() {

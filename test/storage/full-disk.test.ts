@@ -39,3 +39,28 @@ t.test('a full disk fails writes with 503 and nothing else: the server serves on
     else t.equal(answer.status, 200, `${user}, answered 200, is there after kill -9 and a restart`);
   }
 });
+
+t.test('an /admin write that finds the disk full answers 503 like any other write, and changes nothing', async (t) => {
+  const token = 'admin-token-0123456789abcdef';
+  const dataDir = join(t.testdir(), 'data');
+  // Not on a page boundary: a write crosses the limit and fails (one starting at it would be ended by SIGXFSZ).
+  const server = await startChildServer(t, { dataDir, fileSizeLimitKiB: 1026, env: { SVC_ADMIN_TOKEN: token } });
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const applications = `${server.url}/admin/applications`;
+  // Some 20 kB each, so a few dozen fill the 1 MiB the file may grow to.
+  const fields = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`field_${i}_${'x'.repeat(50)}`, { type: 'string' }]));
+
+  let created = 0;
+  let full: Response | undefined;
+  for (let i = 0; i < 200 && !full; i++) {
+    const answer = await fetch(applications, { method: 'POST', headers, body: JSON.stringify({ name: `app ${i}`, schema: { fields } }) });
+    if (answer.status === 200) created++;
+    else full = answer;
+  }
+  t.ok(created > 0, `${created} applications were made before the disk was full`);
+  t.equal(full?.status, 503, 'the first that does not fit answers 503, not 500');
+  t.match(await full!.json(), { statusCode: 503, code: 'E_UNAVAILABLE' });
+  t.equal(full!.headers.get('retry-after'), '1');
+  const listed = await (await fetch(applications, { headers })).json();
+  t.equal(listed.total_results, created + 1, 'the default application and those answered 200: the refused one is not there');
+});
