@@ -1,10 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { openStore } from './storage/store.js';
-import { FORMAT_VERSION, storedFormatVersion } from './storage/migrations.js';
+import { FORMAT_VERSION, formatBehind } from './storage/migrations.js';
 import type { StopRequests } from './stop-requests.js';
 
 /** The child's entry: opening the services moves the data dir to this build's format. */
@@ -33,17 +30,5 @@ export async function upgradeFormatApart(dataDir: string, logger: Logger, stops:
     if (code !== 0) throw new Error(`The data format upgrade of ${dataDir} failed (${signal ? `signal ${signal}` : `exit ${code}`}); it keeps its format`);
   } finally {
     ignoreStops();
-  }
-}
-
-/** The format of `dataDir` when it is older than this build's; undefined otherwise (a newer one is refused at open). */
-async function formatBehind(dataDir: string): Promise<number | undefined> {
-  if (!existsSync(join(dataDir, 'data.mdb'))) return undefined;
-  const store = openStore(dataDir, { readOnly: true });
-  try {
-    const version = storedFormatVersion(store);
-    return version !== undefined && version < FORMAT_VERSION ? version : undefined;
-  } finally {
-    await store.close();
   }
 }

@@ -5,6 +5,8 @@ import { createLogger } from '../lib/logger.js';
 import pino from 'pino';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { FORMAT_VERSION, formatBehind } from '../storage/migrations.js';
+import { servingProcess } from '../storage/server-claim.js';
 import { CommandError } from './command.js';
 
 /**
@@ -21,6 +23,7 @@ export async function withServices<T>(
   if (!options.create && !existsSync(join(config.dataDir, 'data.mdb'))) {
     throw new CommandError(`${config.dataDir} holds no data (check SVC_DATA_DIR)`);
   }
+  if (!options.readOnly) await refuseMovingServedFormat(config.dataDir);
   const logger = createLogger(config.logLevel, pino.destination(2));
   const deps = await openServices(config, { logger, readOnly: options.readOnly });
   try {
@@ -28,4 +31,19 @@ export async function withServices<T>(
   } finally {
     await closeServices(deps);
   }
+}
+
+/**
+ * Opening the services moves an older data dir to this build's format. A server that serves one in
+ * an older format is of an older build (this build's moves it before serving), which could not read
+ * the data once moved.
+ */
+async function refuseMovingServedFormat(dataDir: string): Promise<void> {
+  const server = servingProcess(dataDir);
+  const format = server === undefined ? undefined : await formatBehind(dataDir);
+  if (format === undefined) return;
+  throw new CommandError(
+    `${dataDir} is served by process ${server} in data format ${format}, older than this build's (${FORMAT_VERSION}), ` +
+      'which that server could not read: start this build\'s server on it first (it moves the data dir), or use the CLI of the build that serves it',
+  );
 }

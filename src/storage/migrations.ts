@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Store } from './store.js';
+import { openStore, type Store } from './store.js';
 import { DataDirNotReady } from './not-ready.js';
 
 /** The stored data's format; bump it and add a step to `src/format-steps.ts` when the layout changes. */
@@ -13,6 +15,18 @@ const VERSION_KEY = 'format_version';
 /** The format a data dir says it holds; undefined before the first start. */
 export function storedFormatVersion(store: Store): number | undefined {
   return store.db('meta').get(VERSION_KEY);
+}
+
+/** The format of `dataDir` when it is older than this build's; undefined otherwise (a newer one is refused at open). */
+export async function formatBehind(dataDir: string): Promise<number | undefined> {
+  if (!existsSync(join(dataDir, 'data.mdb'))) return undefined;
+  const store = openStore(dataDir, { readOnly: true });
+  try {
+    const version = storedFormatVersion(store);
+    return version !== undefined && version < FORMAT_VERSION ? version : undefined;
+  } finally {
+    await store.close();
+  }
 }
 
 const newerFormat = (store: Store, version: number) =>

@@ -1,46 +1,11 @@
-import t, { type Test } from 'tap';
-import { startServer } from '../helpers/server.js';
+import t from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync, statSync } from 'node:fs';
 import { compiledService } from '../helpers/build.js';
 import { runEntry, startChildServer } from '../helpers/child.js';
-import { asFormat6Record } from '../helpers/view-records.js';
-import { openStore } from '../../src/storage/store.js';
-import { FORMAT_VERSION, storedFormatVersion } from '../../src/storage/migrations.js';
-
-/**
- * A data dir as data format 6 left it, with one user, `ada`, in its app (its record given by
- * `record`, the format-6 rendering of it by default, and copied under `copies` more user IDs, for an
- * upgrade that takes a while); with the profile it served.
- */
-async function format6DataDir(t: Test, record?: Buffer, copies = 0) {
-  const dataDir = t.testdir();
-  const server = await startServer(t, { dataDir });
-  const { app, deps } = server;
-  const path = `/applications/${app.id}/users/ada/data`;
-  t.equal((await server.request('PUT', path, { app, body: { data: { first_name: 'Ada' } } })).status, 200);
-  const profile = (await server.request('GET', path, { app })).text;
-  const { records } = deps.profiles;
-  const key = [app.id, 'ada'];
-  const staged = record ?? asFormat6Record(records.getBinary(key)!);
-  await deps.store.commit(() => {
-    records.put(key, staged);
-    for (let i = 0; i < copies; i++) records.put([app.id, `copy${i}`], staged);
-    deps.store.db('meta').put('format_version', 6);
-  });
-  await server.close();
-  return { dataDir, app, path, profile };
-}
-
-const formatOf = async (dataDir: string) => {
-  const store = openStore(dataDir, { readOnly: true });
-  try {
-    return storedFormatVersion(store);
-  } finally {
-    await store.close();
-  }
-};
+import { format6DataDir, formatOf } from '../helpers/older-format.js';
+import { FORMAT_VERSION } from '../../src/storage/migrations.js';
 
 t.test('a start on an older data dir moves it to this build\'s format in a process of its own, then serves it', async (t) => {
   const { dataDir, app, path, profile } = await format6DataDir(t);
