@@ -17,9 +17,7 @@ const UPGRADE_ENTRY = fileURLToPath(new URL('./format-upgrade-main.js', import.m
 export async function upgradeFormatApart(dataDir: string, logger: Logger, stops: StopRequests): Promise<void> {
   const from = await formatBehind(dataDir);
   if (from === undefined) return;
-  // Not the debugger's flags: a second process cannot listen on the same inspector port.
-  const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect'));
-  const child = spawn(process.execPath, [...flags, UPGRADE_ENTRY], { stdio: 'inherit', env: process.env });
+  const child = spawn(process.execPath, [...withoutDebuggerFlags(process.execArgv), UPGRADE_ENTRY], { stdio: 'inherit', env: process.env });
   const ignoreStops = stops.onStop((signal) => child.kill(signal));
   try {
     logger.info({ from, to: FORMAT_VERSION, child: child.pid }, 'upgrading the data format in a child process');
@@ -31,4 +29,17 @@ export async function upgradeFormatApart(dataDir: string, logger: Logger, stops:
   } finally {
     ignoreStops();
   }
+}
+
+/** The `--inspect…` flags that may take their value as the next argument (`--inspect-port 9229`). */
+const DEBUGGER_FLAGS_WITH_VALUE = new Set(['--inspect-port', '--inspect-publish-uid']);
+
+/** Node's flags less the debugger's: a second process cannot listen on the same inspector port. */
+function withoutDebuggerFlags(flags: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < flags.length; i++) {
+    if (!flags[i].startsWith('--inspect')) kept.push(flags[i]);
+    else if (DEBUGGER_FLAGS_WITH_VALUE.has(flags[i])) i++;
+  }
+  return kept;
 }

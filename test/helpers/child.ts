@@ -57,10 +57,12 @@ export async function startChildServer(
     env?: Record<string, string>;
     /** The largest file the child may write (`ulimit -f`): a full disk, for this process alone. */
     fileSizeLimitKiB?: number;
+    /** Node's own flags, before the script. */
+    nodeFlags?: string[];
   },
 ): Promise<ChildServer> {
   const main = join(await compiledService(), 'src', 'main.js');
-  const child = spawn(...nodeCommand([main], options.fileSizeLimitKiB), {
+  const child = spawn(...nodeCommand([...(options.nodeFlags ?? []), main], options.fileSizeLimitKiB), {
     env: childEnv({ HOST: '127.0.0.1', PORT: '0', SVC_LOG_LEVEL: 'info', ...options.env, SVC_DATA_DIR: options.dataDir }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -24,6 +24,13 @@ t.test('a start on an older data dir moves it to this build\'s format in a proce
   t.notOk(again.stdout().includes('migrated data format'), 'a data dir of this format starts without one');
 });
 
+t.test('the upgrade child runs with the server\'s node flags but the debugger\'s, also those whose value is an argument of its own', async (t) => {
+  const { dataDir } = await format6DataDir(t);
+  // Without `--inspect` these listen nowhere; left half in, their values would be the child's script.
+  const server = await startChildServer(t, { dataDir, nodeFlags: ['--inspect-port', '0', '--inspect-publish-uid', 'http'] });
+  t.match(await server.waitForLog((entry) => entry.msg === 'migrated data format'), { from: 6, to: FORMAT_VERSION });
+});
+
 t.test('an upgrade that fails stops the start with its reason, and the data dir keeps its format', async (t) => {
   // A format-6 record whose platform head is no JSON: the step cannot take the member card from it.
   const parts = ['{"svc_user":', '', '', '', '', ''].map((part) => Buffer.from(part));
