@@ -45,7 +45,14 @@ const EnvSchema = v.object({
       v.check(isBaseUrl, 'must be a base URL: no query, fragment, user name or password, no spaces'),
     ),
   ),
-  SVC_ADMIN_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+  SVC_ADMIN_TOKEN: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(16, 'must be at least 16 characters'),
+      // Sent as one bearer token, a token with a space (or a line end kept from a file) never matches.
+      v.regex(/^\S*$/, 'must not contain whitespace'),
+    ),
+  ),
   SVC_BRAND: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/, 'lowercase letters and digits only')), 'svc'),
   SVC_LOG_LEVEL: v.optional(v.picklist(levels), 'info'),
   SVC_MAX_ACTORS: v.optional(intFromEnv(1, 10_000_000), '10000'),

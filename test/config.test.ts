@@ -35,6 +35,9 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ SVC_BRAND: 'Acme!' }, /SVC_BRAND: lowercase letters and digits only/],
     [{ SVC_PUBLIC_URL: 'not a url' }, /SVC_PUBLIC_URL: must be an absolute URL/],
     [{ SVC_ADMIN_TOKEN: 'short' }, /SVC_ADMIN_TOKEN: must be at least 16 characters/],
+    // Sent as one bearer token, it could never be matched: every admin request would answer 401.
+    [{ SVC_ADMIN_TOKEN: 'correct horse battery staple' }, /SVC_ADMIN_TOKEN: must not contain whitespace/],
+    [{ SVC_ADMIN_TOKEN: 'admin-token-0123456789abcdef\n' }, /SVC_ADMIN_TOKEN: must not contain whitespace/],
     [{ SVC_LOG_LEVEL: 'loud' }, /SVC_LOG_LEVEL/],
     [{ SVC_MAX_ACTORS: '0' }, /SVC_MAX_ACTORS/],
     [{ SVC_JSON_LIMIT: '1.5' }, /SVC_JSON_LIMIT/],
@@ -59,6 +62,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     t.match((error as Error).message, message);
   }
   t.throws(() => loadConfig({ PORT: 'x', SVC_BRAND: 'A' }), { message: /PORT[\s\S]*SVC_BRAND/ }, 'every problem is listed');
+  t.notMatch((errorOf(() => loadConfig({ SVC_ADMIN_TOKEN: 'correct horse battery staple' })) as Error).message, /horse/, 'the token is not shown');
   t.same(loadConfig({ SVC_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).corsOrigins, ['https://app.example', 'http://localhost:5173']);
   t.same(loadConfig({ SVC_CORS_ORIGINS: '*' }).corsOrigins, ['*']);
   t.same(loadConfig({ SVC_RATE_LIMIT_APP: '0' }).rateLimits.app, { perSecond: 0, burst: 0 });
