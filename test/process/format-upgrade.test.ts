@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync, statSync } from 'node:fs';
