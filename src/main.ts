@@ -3,7 +3,7 @@ import { loadConfig, ConfigError, type Config } from './config.js';
 import { openServices, closeServices } from './services.js';
 import { createApp } from './app.js';
 import { ensureDefaultApplication } from './features/applications/bootstrap.js';
-import { isUnobservedCommitFailure } from './storage/store.js';
+import { isUnobservedCommitFailure, OWNER_ONLY_DIR } from './storage/store.js';
 import { claimDataDir } from './storage/server-claim.js';
 import { failureText } from './lib/failure.js';
 import { upgradeFormatApart } from './format-upgrade.js';
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   // Heard from here on: a stop asked while the start opens the data dir stops the server once it listens.
   const stops = new StopRequests();
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  mkdirSync(config.dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
   const release = claimDataDir(config.dataDir);
   const { deps, server, port } = await start(config, stops).catch((error: unknown) => {
     // A start that failed leaves no claim behind: the next one must not find the dir "served".

@@ -1,9 +1,9 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { openStore, ownerOnlyFile } from './store.js';
+import { OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
-import { servingProcess } from './server-claim.js';
+import { claimDataDir, DataDirInUse, servingProcess } from './server-claim.js';
 
 /** The file LMDB keeps an environment's data in, inside the data dir. */
 const DATA_FILE = 'data.mdb';
@@ -59,6 +59,10 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   if (!options.force && (await visibleEntries(dataDir)).length > 0) {
     throw new BackupError(`${dataDir} is not empty; pass --force to replace its data (stop the server first)`);
   }
+  await mkdir(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
+  // Claimed as a server claims it, for as long as the copy takes: a server started meanwhile would open
+  // the data file this restore then replaces, and its acknowledged writes would go to the old one.
+  const release = claimOrRefuse(dataDir);
   const staging = join(dataDir, `.restore-${process.pid}`);
   await rm(staging, { recursive: true, force: true });
   try {
@@ -72,6 +76,17 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
     await syncToDisk(dataDir);
   } finally {
     await rm(staging, { recursive: true, force: true });
+    release();
+  }
+}
+
+/** `claimDataDir`, refusing as a restore does when a server (started since the check) holds the dir. */
+function claimOrRefuse(dataDir: string): () => void {
+  try {
+    return claimDataDir(dataDir);
+  } catch (error) {
+    if (error instanceof DataDirInUse) throw new BackupError(error.message);
+    throw error;
   }
 }
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
  */
 const CLAIM_FILE = 'server.pid';
 
-class DataDirInUse extends Error {}
+export class DataDirInUse extends Error {}
 
 /** The process that claims `dataDir`, if it is still alive. */
 export function servingProcess(dataDir: string): number | undefined {

@@ -119,7 +119,7 @@ function scratchDatabases() {
   };
 }
 
-const OWNER_ONLY_DIR = 0o700;
+export const OWNER_ONLY_DIR = 0o700;
 const OWNER_ONLY_FILE = 0o600;
 
 /**

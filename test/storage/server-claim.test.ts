@@ -1,5 +1,5 @@
 import t from 'tap';
-import fs, { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { spawn } from 'node:child_process';
 import { compiledService } from '../helpers/build.js';
@@ -7,6 +7,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
 import { claimDataDir, identityOf, servingProcess } from '../../src/storage/server-claim.js';
+import { openStore } from '../../src/storage/store.js';
+import { backupDataDir, restoreDataDir } from '../../src/storage/backup.js';
+import { FORMAT_VERSION } from '../../src/storage/migrations.js';
 
 /** The PID a data dir's claim names (its first line). */
 const claimedPid = (dataDir: string) => readFileSync(join(dataDir, 'server.pid'), 'utf8').split('\n')[0];
@@ -156,4 +159,32 @@ t.test('a claim is never seen half-made: one read while its server makes it name
   t.equal(servingProcess(dataDir), process.pid);
   release();
   t.same(readdirSync(dataDir), [], 'nothing is left once released');
+});
+
+t.test('a restore claims the data dir while it copies, as a server does: a server started meanwhile is refused', async (t) => {
+  const source = t.testdir({ from: {}, to: {} });
+  const store = openStore(join(source, 'from'));
+  // What a served data dir holds at least: its format.
+  await store.commit(() => store.db('meta').put('format_version', FORMAT_VERSION));
+  await store.close();
+  const backup = join(source, 'backup.mdb');
+  await backupDataDir(join(source, 'from'), backup);
+
+  const dataDir = join(source, 'to', 'restored');
+  const servedWhileCopying: Array<number | undefined> = [];
+  const { copyFile } = fs.promises;
+  fs.promises.copyFile = ((...args: Parameters<typeof copyFile>) => {
+    servedWhileCopying.push(servingProcess(dataDir));
+    return copyFile(...args);
+  }) as typeof copyFile;
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    fs.promises.copyFile = copyFile;
+    syncBuiltinESMExports();
+  });
+
+  await restoreDataDir(dataDir, backup);
+  t.same(servedWhileCopying, [process.pid], 'claimed by the restore while it copies');
+  t.notOk(existsSync(join(dataDir, 'server.pid')), 'and released once done');
+  t.equal(statSync(dataDir).mode & 0o777, 0o700, 'a data dir it makes is its owner\'s alone');
 });
