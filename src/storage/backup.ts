@@ -63,6 +63,7 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   // Claimed as a server claims it, for as long as the copy takes: a server started meanwhile would open
   // the data file this restore then replaces, and its acknowledged writes would go to the old one.
   const release = claimOrRefuse(dataDir);
+  // Named after this process: a start that finds it left by a killed restore removes it (server-claim.ts).
   const staging = join(dataDir, `.restore-${process.pid}`);
   await rm(staging, { recursive: true, force: true });
   try {

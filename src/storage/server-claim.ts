@@ -1,4 +1,4 @@
-import { linkSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -47,6 +47,7 @@ export function claimDataDir(dataDir: string): () => void {
     for (;;) {
       try {
         linkSync(draft, path);
+        removeLeftovers(dataDir);
         return () => {
           if (servingProcess(dataDir) === process.pid) unlinkSync(path);
         };
@@ -62,6 +63,20 @@ export function claimDataDir(dataDir: string): () => void {
     }
   } finally {
     rmSync(draft, { force: true });
+  }
+}
+
+/**
+ * Working copies a process names after its PID in a data dir: a claim's draft, and a restore's
+ * staging copy (`.restore-<pid>`, see storage/backup.ts), which can be as large as the data.
+ */
+const WORKING_COPY = /^\.(?:server\.pid\.|restore-)(\d+)$/;
+
+/** Removes the working copies of processes that are gone (killed while claiming or restoring). */
+function removeLeftovers(dataDir: string): void {
+  for (const name of readdirSync(dataDir)) {
+    const pid = Number(WORKING_COPY.exec(name)?.[1]);
+    if (pid > 0 && pid !== process.pid && !isAlive(pid)) rmSync(join(dataDir, name), { recursive: true, force: true });
   }
 }
 

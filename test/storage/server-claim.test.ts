@@ -188,3 +188,21 @@ t.test('a restore claims the data dir while it copies, as a server does: a serve
   t.notOk(existsSync(join(dataDir, 'server.pid')), 'and released once done');
   t.equal(statSync(dataDir).mode & 0o777, 0o700, 'a data dir it makes is its owner\'s alone');
 });
+
+t.test('a claim removes the working copies that processes killed while claiming or restoring left, and no live one', async (t) => {
+  const gone = spawn(process.execPath, ['-e', '']);
+  const goneId = gone.pid!;
+  await new Promise((resolve) => gone.once('exit', resolve));
+  const running = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+  t.teardown(() => running.kill('SIGKILL'));
+  const dataDir = t.testdir({
+    [`.restore-${goneId}`]: { 'data.mdb': 'a copy as large as the data' },
+    [`.server.pid.${goneId}`]: `${goneId}\n`,
+    [`.restore-${running.pid}`]: { 'data.mdb': 'a restore still copying' },
+    [`.server.pid.${running.pid}`]: `${running.pid}\n`,
+    '.gitkeep': '',
+  });
+  const release = claimDataDir(dataDir);
+  t.same(readdirSync(dataDir).sort(), ['.gitkeep', `.restore-${running.pid}`, `.server.pid.${running.pid}`, 'server.pid'].sort());
+  release();
+});
