@@ -34,9 +34,9 @@ export async function withServices<T>(
 }
 
 /**
- * Opening the services moves an older data dir to this build's format. A server that serves one in
- * an older format is of an older build (this build's moves it before serving), which could not read
- * the data once moved.
+ * Opening the services moves an older data dir to this build's format. A server that claims one in
+ * an older format is of an older build, which could not read the data once moved, or one of this
+ * build whose start is moving it right now.
  */
 async function refuseMovingServedFormat(dataDir: string): Promise<void> {
   const server = servingProcess(dataDir);
@@ -44,6 +44,7 @@ async function refuseMovingServedFormat(dataDir: string): Promise<void> {
   if (format === undefined) return;
   throw new CommandError(
     `${dataDir} is served by process ${server} in data format ${format}, older than this build's (${FORMAT_VERSION}), ` +
-      'which that server could not read: start this build\'s server on it first (it moves the data dir), or use the CLI of the build that serves it',
+      'which a server of an older build could not read: start this build\'s server on it first (it moves the data dir; if that is what ' +
+      'this process is doing, wait until it serves), or use the CLI of the build that serves it',
   );
 }
