@@ -54,15 +54,25 @@ async function main(): Promise<void> {
     const unanswered = await server.drain(config.shutdownGraceMs);
     if (unanswered > 0) deps.logger.warn({ unanswered }, 'shutdown grace period over: closing connections with requests in flight');
     server.close();
-    await closeServices(deps);
+    const closing = closeServices(deps);
+    // After a failed commit (a full disk) lmdb-js never settles closing the data dir, and the process
+    // would end on its own, its claim left behind. Every answered write is on disk already.
+    if (!commitFailed) await closing;
+    else deps.logger.warn('stopping without waiting for the data dir to close: a commit failed (is the disk full?)');
     release();
     process.exit(0);
   };
   stops.onStop((signal) => void stop(signal));
 }
 
+/** Whether a commit failed since the start (its write answered 503). */
+let commitFailed = false;
+
 process.on('unhandledRejection', (reason) => {
-  if (isUnobservedCommitFailure(reason)) return;
+  if (isUnobservedCommitFailure(reason)) {
+    commitFailed = true;
+    return;
+  }
   // Anything else ends the process, as it would without this listener.
   throw reason;
 });
