@@ -25,10 +25,21 @@ export async function upgradeFormatApart(dataDir: string, logger: Logger, stops:
       child.once('error', reject);
       child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
     });
-    if (code !== 0) throw new Error(`The data format upgrade of ${dataDir} failed (${signal ? `signal ${signal}` : `exit ${code}`}); it keeps its format`);
+    if (code !== 0) throw new Error(await upgradeFailure(dataDir, signal ? `signal ${signal}` : `exit ${code}`));
   } finally {
     ignoreStops();
   }
+}
+
+/**
+ * Why the start stops, with the format the data dir is left in: each step commits on its own, so an
+ * upgrade over several steps may end between two, or (stopped as it ends) after the last.
+ */
+export async function upgradeFailure(dataDir: string, how: string): Promise<string> {
+  const left = await formatBehind(dataDir);
+  return left === undefined
+    ? `The data format upgrade of ${dataDir} ended (${how}) once done: it has this build's format (${FORMAT_VERSION})`
+    : `The data format upgrade of ${dataDir} failed (${how}); it is left in format ${left}`;
 }
 
 /** The `--inspect…` flags that may take their value as the next argument (`--inspect-port 9229`). */

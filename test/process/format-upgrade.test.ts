@@ -6,6 +6,8 @@ import { compiledService } from '../helpers/build.js';
 import { runEntry, startChildServer } from '../helpers/child.js';
 import { format6DataDir, formatOf } from '../helpers/older-format.js';
 import { FORMAT_VERSION } from '../../src/storage/migrations.js';
+import { openStore } from '../../src/storage/store.js';
+import { upgradeFailure } from '../../src/format-upgrade.js';
 
 t.test('a start on an older data dir moves it to this build\'s format in a process of its own, then serves it', async (t) => {
   const { dataDir, app, path, profile } = await format6DataDir(t);
@@ -41,7 +43,7 @@ t.test('an upgrade that fails stops the start with its reason, and the data dir 
   const start = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' } });
   t.equal(start.code, 1);
   t.match(start.stderr, /^Cannot upgrade the data format: /m, 'the child says why');
-  t.match(start.stderr, /^Cannot start: The data format upgrade of .* failed \(exit 1\); it keeps its format$/m);
+  t.match(start.stderr, /^Cannot start: The data format upgrade of .* failed \(exit 1\); it is left in format 6$/m);
   t.equal(await formatOf(dataDir), 6);
 });
 
@@ -81,7 +83,7 @@ t.test('a stop asked of the server while its upgrade runs stops the upgrade: not
   t.match(upgrading, { from: 6, to: FORMAT_VERSION, pid: server.pid });
   server.kill('SIGTERM');
   t.equal(await exited, 1, 'the start stops');
-  t.match(stderr(), /failed \(signal SIGTERM\); it keeps its format/);
+  t.match(stderr(), /failed \(signal SIGTERM\); it is left in format 6$/m);
   t.throws(() => process.kill(upgrading.child, 0), { code: 'ESRCH' }, 'its upgrade is not left running');
   t.equal(await formatOf(dataDir), 6);
 });
@@ -120,6 +122,21 @@ t.test('an upgrade that finds the disk full stops the start, and the data dir ke
   start.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const code = await new Promise<number | null>((resolve) => start.once('close', (exitCode) => resolve(exitCode)));
   t.equal(code, 1, 'not a start that serves, nor one that ends as if done');
-  t.match(stderr, /^Cannot start: The data format upgrade of .* failed \(exit 1\); it keeps its format$/m);
+  t.match(stderr, /^Cannot start: The data format upgrade of .* failed \(exit 1\); it is left in format 6$/m);
   t.equal(await formatOf(dataDir), 6);
+});
+
+t.test('a failed upgrade names the format it leaves the data dir in: each step commits on its own', async (t) => {
+  const dataDir = t.testdir();
+  const store = openStore(dataDir);
+  const stamp = (format: number) => store.commit(() => store.db('meta').put('format_version', format));
+  await stamp(FORMAT_VERSION - 1);
+  t.equal(await upgradeFailure(dataDir, 'exit 1'), `The data format upgrade of ${dataDir} failed (exit 1); it is left in format ${FORMAT_VERSION - 1}`);
+  await stamp(FORMAT_VERSION);
+  t.equal(
+    await upgradeFailure(dataDir, 'signal SIGTERM'),
+    `The data format upgrade of ${dataDir} ended (signal SIGTERM) once done: it has this build's format (${FORMAT_VERSION})`,
+    'stopped as it ended, after its last step',
+  );
+  await store.close();
 });
