@@ -72,11 +72,17 @@ export function claimDataDir(dataDir: string): () => void {
  */
 const WORKING_COPY = /^\.(?:server\.pid\.|restore-)(\d+)$/;
 
-/** Removes the working copies of processes that are gone (killed while claiming or restoring). */
+/**
+ * Removes the working copies of processes that are gone (killed while claiming or restoring). Only
+ * tidying: one that cannot be removed (another account's) stays, and the claim holds.
+ */
 function removeLeftovers(dataDir: string): void {
   for (const name of readdirSync(dataDir)) {
     const pid = Number(WORKING_COPY.exec(name)?.[1]);
-    if (pid > 0 && pid !== process.pid && !isAlive(pid)) rmSync(join(dataDir, name), { recursive: true, force: true });
+    if (!(pid > 0 && pid !== process.pid && !isAlive(pid))) continue;
+    try {
+      rmSync(join(dataDir, name), { recursive: true, force: true });
+    } catch {}
   }
 }
 
