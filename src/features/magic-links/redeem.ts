@@ -24,7 +24,9 @@ export async function redeemLink(deps: Deps, id: string): Promise<{ tokens: Toke
   const locks = [userLock(appId, userId), ...(handler?.locks(facts) ?? [])];
   const { user, sid, refreshToken, link } = await deps.runtime.run(locks, (turn) => {
     const link = deps.magicLinks.current(ref);
-    if (link?.state !== 'pending') throw linkExpired('The link has already been used or was revoked');
+    // Forgotten while this redemption waited: its user was deleted, as the next request would be told.
+    if (!link) throw notFound('link');
+    if (link.state !== 'pending') throw linkExpired('The link has already been used or was revoked');
     if (link.expiresAt <= turn.now) throw linkExpired('The link has expired');
     const current = deps.users.get(appId, userId);
     // A user ID reused after a deletion does not inherit the links of the deleted user.

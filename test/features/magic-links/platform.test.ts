@@ -3,6 +3,8 @@ import { startServer } from '../../helpers/server.js';
 import { linkPath, profileOf, requestLink, setUserState } from '../../helpers/sign-in.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { manualClock } from '../../../src/lib/clock.js';
+import { userLock } from '../../../src/features/users/directory.js';
+import { holdLocks, queueOn } from '../../helpers/locks.js';
 
 t.test('a platform link ensures the user by address and signs it in once', async (t) => {
   const clock = manualClock();
@@ -201,6 +203,23 @@ t.test('two redemptions racing for one link: exactly one wins', async (t) => {
   const made = await requestLink(server, 'ada@example.com');
   const answers = await Promise.all(Array.from({ length: 5 }, () => server.request('GET', linkPath(made.body.link))));
   t.same(answers.map((a) => a.status).sort(), [200, 410, 410, 410, 410]);
+});
+
+t.test('a redemption that waited behind its user\'s deletion answers 404, as the next one does', async (t) => {
+  const server = await startServer(t);
+  const made = await requestLink(server, 'gone@example.com');
+  const userId = made.body.app_user_id;
+  const lock = userLock(server.app.id, userId);
+  const release = await holdLocks(server, [lock]);
+  const deleted = await queueOn(server, lock, () =>
+    server.request('DELETE', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app }),
+  );
+  const redeemed = await queueOn(server, lock, () => server.request('GET', linkPath(made.body.link)));
+  release();
+  t.equal((await deleted.answer).status, 204);
+  const answer = await redeemed.answer;
+  t.equal(answer.status, 404, answer.text);
+  t.equal(answer.body.code, 'E_LINK_NOT_FOUND');
 });
 
 t.test('data is checked against the app schema, and shapes the new user', async (t) => {
