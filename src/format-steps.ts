@@ -4,6 +4,7 @@ import { format5Upgraded, format6Upgraded } from './features/users/view-record.j
 import type { ActorRuntime, StoredSnapshot } from './runtime/runtime.js';
 import { HIGH_KEY, type Key, type Store } from './storage/store.js';
 import type { ApplicationStore } from './features/applications/store.js';
+import type { UserDirectory } from './features/users/directory.js';
 import type { AppSchema } from './features/applications/schemas.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
 import { renderGroup, renderMember } from './features/groups/render.js';
@@ -43,7 +44,7 @@ function rewriteRecords(profiles: ProfileViews, upgrade: (record: Buffer) => Buf
 const hidesAnAddress = (schema: AppSchema) => !userReadsAddress(schema, 'email') || !userReadsAddress(schema, 'phone');
 
 /** `steps[n]` moves a data dir from format n to n + 1 (FORMAT_VERSION in storage/migrations.ts). */
-export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps: ApplicationStore): Record<number, MigrationStep> {
+export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps: ApplicationStore, users: UserDirectory): Record<number, MigrationStep> {
   return {
     // 1 → 2: a user's read model became one record (view-record.ts), rendered by the last step.
     1: dropFormat1Views,
@@ -95,6 +96,10 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps:
         const keys = [...profiles.records.getKeys({ start: [app.id, ''], end: [app.id, HIGH_KEY] })];
         for (const [, userId] of keys as Array<[string, string]>) profiles.rewrite(app.id, userId, profiles.storedUser(app.id, userId)!, 'record');
       }
+    },
+    // 8 → 9: addresses are indexed in Unicode NFC: the entries of those that were not move.
+    8() {
+      users.renormalizeAddresses();
     },
   };
 }

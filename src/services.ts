@@ -63,8 +63,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       snapshotStores: { [USER_KIND]: profiles.snapshotStore() },
     });
     stopRuntime = () => runtime.stop();
-    if (!readOnly) await migrate(store, logger, formatSteps(runtime, profiles, apps));
     const users = new UserDirectory(store, runtime, profiles);
+    if (!readOnly) await migrate(store, logger, formatSteps(runtime, profiles, apps, users));
     const signingKeys = await SigningKeys.open(store, clock, { readOnly });
     const accessTokens = new AccessTokens(config, signingKeys, clock);
     const sessions = new SessionStore(store, pepper, config.accessTokenTtlSeconds * 1000);

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import pino from 'pino';
-import { openStore } from '../../src/storage/store.js';
+import { openStore, type Key } from '../../src/storage/store.js';
 import { FORMAT_VERSION, migrate, storedFormatVersion } from '../../src/storage/migrations.js';
 import { loadConfig } from '../../src/config.js';
 import { openServices } from '../../src/services.js';
@@ -9,6 +9,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
 import { format6Parts } from '../../src/features/users/view-record.js';
+import { USER_LOOKUP_DB } from '../../src/features/users/directory.js';
 import { asFormat5Record, asFormat6Record, asFormat7Record } from '../helpers/view-records.js';
 
 const logger = pino({ level: 'silent' });
@@ -310,5 +311,30 @@ t.test("format 7 → 8: a /me body shows verified_data only where its user may r
   t.same((await me(app.id, hidden.access_token)).body.verified_data, {}, 'an email the app keeps from its users is gone');
   t.same((await me(open.id, shown.access_token)).body.verified_data, { email: 'bob@example.com' }, 'a readable one stays');
   t.strictSame(server.deps.profiles.records.getBinary(keys[1]), staged[1], 'a record of an app that hides no address is kept byte for byte');
+  await noProblems(t, server.deps);
+});
+
+t.test('format 8 → 9: addresses are indexed in NFC, so every form of an accented address finds its user; other entries stay', async (t) => {
+  let server = await startServer(t, { dataDir: t.testdir() });
+  const { app } = server;
+  const decomposed = 'Jose\u0301@example.com';
+  for (const [user, email] of [['jose', decomposed], ['plain', 'plain@example.com']]) {
+    t.equal((await server.request('PUT', `/applications/${app.id}/users/${user}/data`, { app, body: { data: { email } } })).status, 200);
+  }
+  const lookup = server.deps.store.db(USER_LOOKUP_DB);
+  const indexed = [...lookup.getKeys({})] as Key[][];
+  // Format 8 indexed an address lower-cased, as it was written: here decomposed.
+  const staged = indexed.map(([appId, kind, address, ...rest]) => [appId, kind, (address as string).normalize('NFD'), ...rest]);
+  t.not(JSON.stringify(staged), JSON.stringify(indexed), 'format 8 keyed the accented address otherwise');
+  server = await reopenedAsFormat(t, server, 8, () => {
+    for (const key of indexed) lookup.remove(key);
+    for (const key of staged) lookup.put(key, true);
+  });
+  t.same([...server.deps.store.db(USER_LOOKUP_DB).getKeys({})], indexed, 'the entries this build makes, the plain one as it was');
+  const list = (value: string) =>
+    server.request('GET', `/applications/${app.id}/users/data?lookup_filter=${encodeURIComponent(value)}`, { app });
+  for (const form of [decomposed, decomposed.normalize('NFC')]) {
+    t.same((await list(form)).body.results.map((p: { svc_user: string }) => p.svc_user), ['jose'], JSON.stringify(form));
+  }
   await noProblems(t, server.deps);
 });

@@ -5,10 +5,14 @@ export type AddressKind = 'email' | 'phone';
 /** RFC 5321's longest email address. Addresses are lookup keys, so this also keeps them within LMDB's key size. */
 export const MAX_EMAIL_LENGTH = 254;
 
-/** Lookup values compare case-insensitively; phone numbers ignore spacing and punctuation. */
+/**
+ * Lookup values compare case-insensitively and in Unicode NFC, so `é` written as `e` and a
+ * combining accent is the same address; phone numbers ignore spacing and punctuation. A value normalized before NFC was part of it normalizes to what its address does
+ * now (the format step to 9 relies on it).
+ */
 export function normalizeAddress(kind: AddressKind, value: string): string {
-  const trimmed = value.trim().toLowerCase();
-  return kind === 'email' ? trimmed : trimmed.replace(/[\s().-]/g, '');
+  const folded = value.trim().toLowerCase();
+  return (kind === 'email' ? folded : folded.replace(/[\s().-]/g, '')).normalize('NFC');
 }
 
 export const addressKindOf = (value: string): AddressKind => (value.includes('@') ? 'email' : 'phone');

@@ -14,6 +14,8 @@ export const userLock = (appId: string, userId: string) => actorLockKey(USER_KIN
 export const addressLock = (appId: string, kind: AddressKind, value: string) =>
   `address:${appId}:${kind}:${normalizeAddress(kind, value)}`;
 export const userCountKey = (appId: string): Key => ['users', appId];
+/** The database of the address index. */
+export const USER_LOOKUP_DB = 'user_lookup';
 
 export type UserView = ActorView<UserContext>;
 
@@ -39,7 +41,7 @@ export class UserDirectory {
     private readonly runtime: ActorRuntime,
     private readonly views: ProfileViews,
   ) {
-    this.lookup = store.db<true>('user_lookup');
+    this.lookup = store.db<true>(USER_LOOKUP_DB);
   }
 
   get(appId: string, userId: string): UserView | undefined {
@@ -68,6 +70,22 @@ export class UserDirectory {
       end: [appId, kind, normalized, HIGH_KEY],
     });
     return [...keys].map((key) => (key as Key[])[4] as string);
+  }
+
+  /**
+   * Moves each index entry whose address `normalizeAddress` now writes otherwise to the key it now
+   * has (the format step to 9, which added NFC): the address is read from the key, no user is read.
+   */
+  renormalizeAddresses(): void {
+    const moved = [...this.lookup.getKeys({}).filter((key) => {
+      const [, kind, address] = key as [string, AddressKind, string];
+      return normalizeAddress(kind, address) !== address;
+    })];
+    for (const key of moved) {
+      const [appId, kind, address, createdMs, userId] = key as [string, AddressKind, string, number, string];
+      this.lookup.remove(key);
+      this.lookup.put([appId, kind, normalizeAddress(kind, address), createdMs, userId], true);
+    }
   }
 
   create(turn: Turn, input: { appId: string; id: string; data: ProfileData; attributes: Attributes }): UserView {

@@ -5,7 +5,7 @@ import { counterMatchesRecount, type Invariant } from '../../verify/invariants.j
 import { addressesOf } from './addresses.js';
 import { isFileDescriptor } from './profile-files.js';
 import { encodeGroupEntries } from './view-record.js';
-import { userCountKey, type UserView } from './directory.js';
+import { USER_LOOKUP_DB, userCountKey, type UserView } from './directory.js';
 import type { Deps } from '../../deps.js';
 
 /** Every user record, read back as its user, or the reason it cannot be. */
@@ -32,7 +32,7 @@ export const userInvariants: Invariant[] = [
     name: 'user lookup index',
     check(deps) {
       const problems: string[] = [];
-      const lookup = deps.store.db<true>('user_lookup');
+      const lookup = deps.store.db<true>(USER_LOOKUP_DB);
       const expected = new Set<string>();
       // An unreadable record is reported by the read-model check; its user's entries are not judged.
       const unreadable = new Set<string>();

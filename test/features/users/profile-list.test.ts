@@ -2,6 +2,7 @@ import t from 'tap';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { userLock } from '../../../src/features/users/directory.js';
 import { newId } from '../../../src/lib/ids.js';
+import { signInByLink } from '../../helpers/sign-in.js';
 
 const SEEDED = 3000;
 
@@ -112,6 +113,22 @@ t.test('filters: lookup (data and verified_data, case-insensitive), IDs, duplica
   const unfilteredProjection = await list('fields=last_name&page_size=1');
   t.same(unfilteredProjection.body.results[0].data, { user_id: ids[0], last_name: 'L0' });
   t.equal(unfilteredProjection.total, 40);
+});
+
+t.test('an address is one address however its accents are encoded: lookups and sign-ins find its user', async (t) => {
+  const server = await startServer(t);
+  const appId = server.app.id;
+  // `é` as one code point (NFC) and as `e` with a combining accent (NFD): the same text to anyone reading it.
+  const composed = 'Jos\u00e9@example.com';
+  const decomposed = 'jose\u0301@EXAMPLE.com';
+  t.equal((await server.request('PUT', `/applications/${appId}/users/jose/data`, { app: server.app, body: { data: { email: composed } } })).status, 200);
+  const list = (value: string) =>
+    server.request('GET', `/applications/${appId}/users/data?lookup_filter=${encodeURIComponent(value)}`, { app: server.app });
+  t.same((await list(decomposed)).body.results.map((p: { svc_user: string }) => p.svc_user), ['jose'], 'found by the decomposed form');
+  t.same((await list(composed.toUpperCase())).body.results.map((p: { svc_user: string }) => p.svc_user), ['jose'], 'and by the composed one');
+  const signedIn = await signInByLink(server, decomposed);
+  t.equal(signedIn.app_user_id, 'jose', 'a sign-in by the decomposed form is the same user, not a new one');
+  t.equal(server.deps.users.count(appId), 1);
 });
 
 t.test('malformed or out-of-range parameters are 400 E_VALIDATION, never clamped', async (t) => {
