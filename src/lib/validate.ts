@@ -93,11 +93,12 @@ export function parseQuery<S extends v.GenericSchema>(
   schema: S,
   parsedElsewhere: ReadonlySet<string> = new Set(),
 ): v.InferOutput<S> {
-  const values: Record<string, string> = {};
+  const values = new Map<string, string>();
   for (const [name, value] of ctx.query()) {
     if (parsedElsewhere.has(name)) continue;
-    if (Object.hasOwn(values, name)) throw validationError({ [name]: ['must be given once'] });
-    values[name] = value;
+    if (values.has(name)) throw validationError({ [name]: ['must be given once'] });
+    values.set(name, value);
   }
-  return parseInput(schema, values);
+  // fromEntries defines own properties: a parameter named __proto__ is one the schema refuses.
+  return parseInput(schema, Object.fromEntries(values));
 }

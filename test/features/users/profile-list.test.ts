@@ -150,6 +150,7 @@ t.test('malformed or out-of-range parameters are 400 E_VALIDATION, never clamped
     'fields=a,,b',
     'page_size=10&page_size=20',
     'pageSize=10',
+    '__proto__=1',
   ]) {
     const res = await server.request('GET', `/applications/${server.app.id}/users/data?${query}`, { app: server.app });
     t.equal(res.status, 400, query);
