@@ -6,9 +6,9 @@ export type AddressKind = 'email' | 'phone';
 export const MAX_EMAIL_LENGTH = 254;
 
 /**
- * Lookup values compare case-insensitively and in Unicode NFC, so `é` written as `e` and a
- * combining accent is the same address; phone numbers ignore spacing and punctuation. A value normalized before NFC was part of it normalizes to what its address does
- * now (the format step to 9 relies on it).
+ * Lookup values compare case-insensitively and in Unicode NFC, so `é` written as `e` and a combining
+ * accent is the same address; phone numbers ignore spacing and punctuation. A value normalized before
+ * NFC was part of this normalizes to what its address does now (the format step to 9 relies on it).
  */
 export function normalizeAddress(kind: AddressKind, value: string): string {
   const folded = value.trim().toLowerCase();
