@@ -14,11 +14,6 @@ export class StopRequests {
     for (const signal of STOP_SIGNALS) process.on(signal, () => this.ask(signal));
   }
 
-  /** The first stop asked, if one was. */
-  get asked(): NodeJS.Signals | undefined {
-    return this.first;
-  }
-
   /** Calls `listener` on each stop from now on, and at once if one was asked already; answers its removal. */
   onStop(listener: (signal: NodeJS.Signals) => void): () => void {
     this.listeners.add(listener);
