@@ -3,7 +3,8 @@ import type { Key } from '../../storage/store.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
 import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
 import { addressesOf } from './addresses.js';
-import { isFileDescriptor } from './profile-files.js';
+import { holdsFile, isFileDescriptor } from './profile-files.js';
+import { fieldSpec } from './profile-views.js';
 import { encodeGroupEntries } from './view-record.js';
 import { USER_LOOKUP_DB, userCountKey, type UserView } from './directory.js';
 import type { Deps } from '../../deps.js';
@@ -102,8 +103,10 @@ export const userInvariants: Invariant[] = [
         }
       }
       for (const { appId, userId, user } of storedUsers(deps)) {
+        const schema = deps.apps.get(appId)?.schema;
+        if (!schema) continue;
         for (const [field, value] of Object.entries(user?.context.data ?? {})) {
-          if (isFileDescriptor(value) && files.get([appId, userId, field])?.sha256 !== value.sha256) {
+          if (holdsFile(fieldSpec(schema, field), value) && files.get([appId, userId, field])?.sha256 !== value.sha256) {
             problems.push(`file ${field} of ${userId} of ${appId} is described in its profile but not stored`);
           }
         }

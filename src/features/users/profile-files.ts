@@ -6,7 +6,7 @@ import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { ProfileData } from '../../../machines/user.machine.js';
 import type { FieldSpec } from '../applications/schemas.js';
-import type { FileDescriptor, Upload } from './profile-change.js';
+import { isFileField, type FileDescriptor, type Upload } from './profile-change.js';
 
 export const PREVIEW_SIZES = { small: 128, medium: 256, large: 512 } as const;
 export type PreviewSize = keyof typeof PREVIEW_SIZES;
@@ -28,6 +28,9 @@ export function isFileDescriptor(value: unknown): value is FileDescriptor {
   const d = value as FileDescriptor | undefined;
   return typeof d === 'object' && d !== null && typeof d.sha256 === 'string' && typeof d.content_type === 'string';
 }
+
+/** Whether a field's value names a stored file: outside `image`/`file` fields a value of that shape is only the client's JSON. */
+export const holdsFile = (spec: FieldSpec | undefined, value: unknown): value is FileDescriptor => isFileField(spec) && isFileDescriptor(value);
 
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 /** RFC 9110 §8.3.1 `type/subtype` with parameters: a file's type goes back out as a response header. */
@@ -82,7 +85,7 @@ export class ProfileFiles {
 
   /** Stages uploads, and drops the files whose field no longer names the same bytes. */
   stage(turn: Turn, appId: string, userId: string, before: ProfileData, after: ProfileData, uploads: Record<string, Upload>): void {
-    // Stored files are exactly the descriptors in `data`, so `before` names every file there is.
+    // Every stored file is described in `data`, so `before` names every file there is.
     for (const field in before) {
       const old = before[field];
       if (!isFileDescriptor(old)) continue;

@@ -1,8 +1,7 @@
 import { notFound, validationError } from '../../lib/errors.js';
 import { jsonBytes, ok, type Reply } from '../../http/reply.js';
 import type { FieldSpec } from '../applications/schemas.js';
-import { isFileField } from './profile-change.js';
-import { isFileDescriptor, isMediaType, type PreviewSize, type ProfileFiles } from './profile-files.js';
+import { holdsFile, isMediaType, type PreviewSize, type ProfileFiles } from './profile-files.js';
 
 /** A profile's prepared bytes as the answer; 404 `E_USER_NOT_FOUND` when there are none. */
 export function profileReply(bytes: Uint8Array | undefined, userId: string): Reply {
@@ -29,7 +28,7 @@ export async function fieldReply(
   if (preview !== undefined && spec?.type !== 'image') {
     throw validationError({ preview: ['previews exist for image fields only'] });
   }
-  if (!isFileField(spec) || !isFileDescriptor(value)) {
+  if (!holdsFile(spec, value)) {
     // A value stored before the field became an image field: no file, so no picture to draw.
     if (preview !== undefined) throw validationError({ preview: ['the field holds no stored file'] });
     return ok({ value });

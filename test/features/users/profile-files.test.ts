@@ -330,3 +330,19 @@ t.test('verify reports a file a profile describes that is not stored', async (t)
   await server.deps.store.commit(() => files.remove([appId, 'f9', 'avatar']));
   t.match(verifyStore(server.deps, allInvariants).problems, [/profile files: file avatar of f9 .* described in its profile but not stored/]);
 });
+
+t.test('a JSON value shaped like a file descriptor, in an object field or one outside the schema, is no file', async (t) => {
+  const server = await startServerWithSchema(t, {
+    fields: { ...schema.fields, prefs: { type: 'object' as const, user_readable: true, user_writable: true } },
+    allow_unknown_fields: true,
+  });
+  const appId = server.app.id;
+  const { userId, token } = await tokenFor(server, { email: 'shape@example.com' });
+  const lookalike = { content_type: 'image/png', size: 1, sha256: '0'.repeat(64) };
+  const mine = await server.request('PATCH', `/me/applications/${appId}/data`, { token, body: { data: { prefs: lookalike } } });
+  t.equal(mine.status, 200, mine.text);
+  const base = `/applications/${appId}/users/${userId}/data`;
+  t.equal((await server.request('PATCH', base, { app: server.app, body: { data: { extra: lookalike } } })).status, 200);
+  t.same((await server.request('GET', `${base}/fields/prefs`, { app: server.app })).body, { value: lookalike });
+  t.same(verifyStore(server.deps, allInvariants).problems, [], 'verify finds no file missing: none was uploaded');
+});
