@@ -38,13 +38,13 @@ export class ProfileService {
       const next = applyProfileChange(before, change, rules);
       const unchanged = jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes);
       // A write that changes nothing is no event: `meta.modified` keeps meaning "last changed".
-      if (current && unchanged) return;
-      if (current) {
+      if (current && !unchanged) {
         users.change(turn, appId, userId, { type: 'user.update', data: next.data, attributes: next.attributes, at: turn.now });
-      } else {
+      } else if (!current) {
         checkRequiredFields(schema, next.data);
         users.create(turn, { appId, id: userId, data: next.data, attributes: next.attributes });
       }
+      // Even unchanged: a value kept from before its field held files may describe an upload it never stored.
       this.files.stage(turn, appId, userId, before.data, next.data, change.files);
     });
   }

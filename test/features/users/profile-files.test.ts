@@ -346,3 +346,21 @@ t.test('a JSON value shaped like a file descriptor, in an object field or one ou
   t.same((await server.request('GET', `${base}/fields/prefs`, { app: server.app })).body, { value: lookalike });
   t.same(verifyStore(server.deps, allInvariants).problems, [], 'verify finds no file missing: none was uploaded');
 });
+
+t.test('an upload is stored even when a value kept from before the field held files describes it already', async (t) => {
+  const server = await startServerWithSchema(t, { ...schema, allow_unknown_fields: true });
+  const appId = server.app.id;
+  const base = `/applications/${appId}/users/f10/data`;
+  const image = await png(10, 10, '#0c0');
+  const descriptor = { content_type: 'image/png', size: image.length, sha256: sha256(image) };
+  t.equal((await server.request('PUT', base, { app: server.app, body: { data: { badge: descriptor } } })).status, 200);
+  await server.deps.apps.update(appId, { schema: { ...schema, fields: { ...schema.fields, badge: { type: 'image' } } } });
+  const upload = await server.request('PATCH', base, { app: server.app, rawBody: form({ badge: { bytes: image, type: 'image/png' } }) });
+  t.equal(upload.status, 200, upload.text);
+  const file = await fetch(`${server.url}${base}/fields/badge`, {
+    headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret },
+  });
+  t.equal(file.status, 200, 'the bytes acknowledged are served');
+  t.ok(Buffer.from(await file.arrayBuffer()).equals(image));
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
