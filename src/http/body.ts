@@ -144,22 +144,23 @@ function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
   if (!parts) throw malformedMultipart('malformed multipart/form-data body');
   // uWS skips a part without headers; each delimiter but the closing one opens a part.
   if (parts.length !== occurrences(raw, `--${boundary}`) - 1) throw malformedMultipart('every part needs its headers (a Content-Disposition naming it)');
-  const fields: Record<string, string> = {};
-  const files: Record<string, FilePart> = {};
+  const fields = new Map<string, string>();
+  const files = new Map<string, FilePart>();
   for (const part of parts) {
     if (!part.name) throw malformedMultipart('every part needs a name');
-    if (Object.hasOwn(fields, part.name) || Object.hasOwn(files, part.name)) {
+    if (fields.has(part.name) || files.has(part.name)) {
       throw validationError({ [part.name]: ['given more than once'] });
     }
     const data = Buffer.from(new Uint8Array(part.data));
     if (part.filename !== undefined || (part.type !== undefined && part.type !== 'text/plain')) {
-      files[part.name] = { data, contentType: part.type ?? 'application/octet-stream', filename: part.filename };
+      files.set(part.name, { data, contentType: part.type ?? 'application/octet-stream', filename: part.filename });
     } else {
       if (!isUtf8(data)) throw validationError({ [part.name]: ['text parts are UTF-8'] });
-      fields[part.name] = data.toString('utf8');
+      fields.set(part.name, data.toString('utf8'));
     }
   }
-  return { kind: 'multipart', fields, files };
+  // As in a form: own properties, so a part named __proto__ stays a part.
+  return { kind: 'multipart', fields: Object.fromEntries(fields), files: Object.fromEntries(files) };
 }
 
 function occurrences(bytes: Buffer, text: string): number {

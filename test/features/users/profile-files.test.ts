@@ -364,3 +364,19 @@ t.test('an upload is stored even when a value kept from before the field held fi
   t.ok(Buffer.from(await file.arrayBuffer()).equals(image));
   t.same(verifyStore(server.deps, allInvariants).problems, []);
 });
+
+t.test('a multipart part named __proto__ is refused like any unknown part, not dropped unread', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f11/data`;
+  // Raw: an object literal cannot hold a key __proto__ for FormData to take.
+  for (const headers of ['', 'Content-Type: application/pdf\r\n']) {
+    const res = await server.request('PUT', base, {
+      app: server.app,
+      rawBody: `--b\r\nContent-Disposition: form-data; name="__proto__"\r\n${headers}\r\nx\r\n--b--\r\n`,
+      headers: { 'content-type': 'multipart/form-data; boundary=b' },
+    });
+    t.equal(res.status, 400, res.text);
+    t.same(Object.keys(res.body.field_errors ?? {}), ['__proto__']);
+  }
+  t.equal((await server.request('GET', base, { app: server.app })).status, 404, 'no user was made');
+});
