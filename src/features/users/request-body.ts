@@ -86,6 +86,11 @@ export async function readFieldChange(body: ParsedBody, name: string, spec: Fiel
     return { data: { [name]: value.value }, files: {} };
   }
   if (body.kind === 'multipart') {
+    const { complain, throwIfAny } = collector();
+    for (const part of [...Object.keys(body.fields), ...Object.keys(body.files)]) {
+      if (part !== 'value') complain(part, 'unknown part: a field PUT takes one part, named value');
+    }
+    throwIfAny();
     const file: FilePart | undefined = body.files.value;
     if (file && isFileField(spec)) {
       const upload = await prepareUpload(file, spec!);

@@ -380,3 +380,16 @@ t.test('a multipart part named __proto__ is refused like any unknown part, not d
   }
   t.equal((await server.request('GET', base, { app: server.app })).status, 404, 'no user was made');
 });
+
+t.test('a field PUT refuses a multipart part besides value, as its JSON body refuses a key besides value', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f12/data`;
+  await server.request('PUT', base, { app: server.app, body: { data: { nickname: 'before' } } });
+  const image = await png(10, 10, '#0c0');
+  for (const [field, value] of [['nickname', 'after'], ['avatar', { bytes: image, type: 'image/png' }]] as const) {
+    const res = await server.request('PUT', `${base}/fields/${field}`, { app: server.app, rawBody: form({ value, valeu: 'typo' }) });
+    t.equal(res.status, 400, res.text);
+    t.same(Object.keys(res.body.field_errors), ['valeu'], field);
+  }
+  t.same((await server.request('GET', base, { app: server.app })).body.data, { nickname: 'before', user_id: 'f12' }, 'nothing changed');
+});
