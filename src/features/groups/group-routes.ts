@@ -6,7 +6,7 @@ import { callerUser } from '../../auth/bearer-auth.js';
 import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { renderGroup, withProfile } from './render.js';
-import { GroupBody, GroupUpdateBody, parseListQuery } from './schemas.js';
+import { GroupBody, GroupUpdateBody, listQueryParser } from './schemas.js';
 
 export const ME_GROUPS = '/me/groups';
 export const APP_GROUPS = '/applications/:app/groups';
@@ -14,6 +14,8 @@ export const APP_GROUPS = '/applications/:app/groups';
 /** The group resource itself, on `/me/groups…` (members see, owners change) and for the platform. */
 export function groupResourceRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, groups, showWrapper } = feature;
+  const parseMyGroupsQuery = listQueryParser([]);
+  const parseGroupsQuery = listQueryParser(['lookup_filter']);
 
   const remove = async (ctx: RequestContext) => {
     await groups.remove(actingOf(ctx), ctx.params.group);
@@ -36,7 +38,7 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         query: 'parsed',
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
-          const page = reads.groupsOfUser(appId, userId, parseListQuery(ctx.query(), []));
+          const page = reads.groupsOfUser(appId, userId, parseMyGroupsQuery(ctx));
           const profile = deps.profiles.memberProfile(appId, userId, 'user');
           return ok(listOf(page, ({ group, member }) => ({ group, member: withProfile(member, profile) })));
         },
@@ -73,8 +75,7 @@ export function groupResourceRoutes(feature: GroupsFeature): Route[] {
         path: APP_GROUPS,
         query: 'parsed',
         handle(ctx) {
-          const query = parseListQuery(ctx.query(), ['lookup_filter']);
-          return ok(listOf(reads.groups(ctx.params.app, query), renderGroup));
+          return ok(listOf(reads.groups(ctx.params.app, parseGroupsQuery(ctx)), renderGroup));
         },
       },
       {

@@ -8,11 +8,12 @@ import { actingOf, userActingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
 import { isActiveOwner } from './keys.js';
-import { InviteBody, optionalUserRefOf, parseListQuery, userRefOf, type UserFields } from './schemas.js';
+import { InviteBody, optionalUserRefOf, userRefOf, listQueryParser, type UserFields } from './schemas.js';
 
 /** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
 export function inviteRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, invites, showInvite, showWrapper } = feature;
+  const parseInvitesQuery = listQueryParser(['ensured_user_id']);
 
   const requestOf = <Ref>(ctx: RequestContext, refOf: (fields: UserFields) => Ref) => {
     const { user_id, email, phone, ...rest } = parseJsonBody(ctx, InviteBody);
@@ -45,7 +46,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
           const { member } = reads.visibleGroup(appId, ctx.params.group, userId);
-          const query = parseListQuery(ctx.query(), ['ensured_user_id']);
+          const query = parseInvitesQuery(ctx);
           // Owners see every invite; anyone else only the invites made for them.
           const scoped = isActiveOwner(member) ? query : { ...query, ensured_user_id: userId };
           return ok(listOf(reads.invites(appId, ctx.params.group, scoped), (invite) => showInvite(invite, 'user')));
@@ -76,7 +77,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
         path: `${APP_GROUPS}/:group/invites`,
         query: 'parsed',
         handle(ctx) {
-          const query = parseListQuery(ctx.query(), ['ensured_user_id']);
+          const query = parseInvitesQuery(ctx);
           return ok(listOf(reads.invites(ctx.params.app, ctx.params.group, query), (invite) => showInvite(invite, 'app')));
         },
       },

@@ -6,13 +6,14 @@ import { callerUser } from '../../auth/bearer-auth.js';
 import { actingOf } from './acting.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
-import { MemberCreateBody, MemberUpdateBody, parseListQuery, userRefOf } from './schemas.js';
+import { MemberCreateBody, MemberUpdateBody, userRefOf, listQueryParser } from './schemas.js';
 import type { AddressKind } from '../users/addresses.js';
 import { userReadsAddress } from '../users/profile-views.js';
 
 /** Members under `/me/groups/{group}` (owners manage, active members read) and the platform's. */
 export function memberRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, members, showMember } = feature;
+  const parseMembersQuery = listQueryParser(['lookup_filter']);
 
   const add = async (ctx: RequestContext) => {
     const body = parseJsonBody(ctx, MemberCreateBody);
@@ -39,7 +40,7 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
         handle(ctx) {
           const { appId, userId } = callerUser(ctx);
           reads.requireActiveMember(appId, ctx.params.group, userId);
-          const query = parseListQuery(ctx.query(), ['lookup_filter']);
+          const query = parseMembersQuery(ctx);
           const { schema } = deps.apps.require(appId);
           const searchable = (kind: AddressKind) => userReadsAddress(schema, kind);
           return ok(listOf(reads.members(appId, ctx.params.group, query, searchable), (member) => showMember(member, 'user')));
@@ -66,7 +67,7 @@ export function memberRoutes(feature: GroupsFeature): Route[] {
         path: `${APP_GROUPS}/:group/members`,
         query: 'parsed',
         handle(ctx) {
-          const query = parseListQuery(ctx.query(), ['lookup_filter']);
+          const query = parseMembersQuery(ctx);
           return ok(listOf(reads.members(ctx.params.app, ctx.params.group, query, () => true), (member) => showMember(member, 'app')));
         },
       },

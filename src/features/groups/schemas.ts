@@ -2,8 +2,9 @@ import * as v from 'valibot';
 import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import { MAX_EMAIL_LENGTH } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
+import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
-import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS, parseInput } from '../../lib/validate.js';
+import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS, parseQuery } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageSizeParam } from '../../http/page-query.js';
@@ -95,9 +96,12 @@ export function optionalUserRefOf(body: UserFields): UserRef | undefined {
 /** The IDs these lists are paged by: a cursor of any other shape names nothing. */
 const LISTED_ID = /^(group|member|invite)_[0-9A-HJKMNP-TV-Z]{26}$/;
 
-const ListQuery = v.object({
+const PagingFields = {
   page_size: v.optional(pageSizeParam(100), '20'),
   after: v.optional(v.pipe(v.string(), v.regex(LISTED_ID, 'after must be the ID of a listed group, member or invite'))),
+};
+
+const FilterFields = {
   lookup_filter: v.optional(
     v.pipe(
       v.string(),
@@ -108,19 +112,15 @@ const ListQuery = v.object({
     ),
   ),
   ensured_user_id: v.optional(UserId),
-});
+};
 
-export type ListQuery = v.InferOutput<typeof ListQuery>;
+export type ListQuery = v.InferOutput<v.ObjectSchema<typeof PagingFields & typeof FilterFields, undefined>>;
 
-/** List query parameters: `page_size` 1..100 (default 20), `after`, and the filters of each list. */
-export function parseListQuery(query: URLSearchParams, allowed: ReadonlyArray<'lookup_filter' | 'ensured_user_id'>): ListQuery {
-  const input: Record<string, string> = {};
-  const unknown: FieldErrors = {};
-  for (const [name, value] of query) {
-    if (Object.hasOwn(input, name)) unknown[name] = ['must be given once'];
-    else if (name === 'page_size' || name === 'after' || (allowed as string[]).includes(name)) input[name] = value;
-    else unknown[name] = ['unknown query parameter'];
-  }
-  if (Object.keys(unknown).length > 0) throw validationError(unknown);
-  return parseInput(ListQuery, input);
+/**
+ * The parser of a list's query: `page_size` 1..100 (default 20), `after`, and the filters that list
+ * takes; any other parameter, or one given twice, is a 400.
+ */
+export function listQueryParser(filters: ReadonlyArray<keyof typeof FilterFields>): (ctx: RequestContext) => ListQuery {
+  const schema = v.strictObject({ ...PagingFields, ...Object.fromEntries(filters.map((name) => [name, FilterFields[name]])) });
+  return (ctx) => parseQuery(ctx, schema) as ListQuery;
 }

@@ -252,3 +252,24 @@ t.test('group routes that take no query refuse one (400) and change nothing', as
   t.equal((await api.post(`/groups/${group.id}/members?x=1`, { user_id: bob.userId, roles: [] })).status, 400);
   t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 1);
 });
+
+t.test('every group list refuses a query parameter named __proto__ (400 naming it), as any unknown one', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  const lists = [
+    ['/me/groups', () => as(server, ada).get('/me/groups?__proto__=1')],
+    ['/me members', () => as(server, ada).get(`/me/groups/${group.id}/members?__proto__=1`)],
+    ['/me invites', () => as(server, ada).get(`/me/groups/${group.id}/invites?__proto__=1`)],
+    ['groups', () => api.get('/groups?__proto__=1')],
+    ['members', () => api.get(`/groups/${group.id}/members?__proto__=1`)],
+    ['invites', () => api.get(`/groups/${group.id}/invites?__proto__=1`)],
+  ] as const;
+  for (const [label, list] of lists) {
+    const res = await list();
+    t.equal(res.status, 400, label);
+    t.equal(res.body.code, 'E_VALIDATION', label);
+    t.ok(Object.hasOwn(res.body.field_errors ?? {}, '__proto__'), `${label}: field_errors names __proto__`);
+  }
+});
