@@ -12,11 +12,21 @@ export const jsonObject = <S extends v.GenericSchema>(schema: S, message = 'must
 /** Keys valibot's records and loose objects leave out of their output without an issue (its guard against prototype pollution). */
 const DROPPED_KEYS = ['__proto__', 'prototype', 'constructor'];
 
-/** `jsonObject` for a record or a loose object, which keep the keys given: one valibot would drop unsaid is refused instead. */
+/** Whether a key `__proto__` lies anywhere inside a JSON value: msgpack, as values are stored, reads it back as `__proto_`. */
+const holdsProtoKey = (value: unknown): boolean =>
+  Array.isArray(value)
+    ? value.some(holdsProtoKey)
+    : isPlainObject(value) && Object.entries(value).some(([key, inner]) => key === '__proto__' || holdsProtoKey(inner));
+
+/**
+ * `jsonObject` for a record or a loose object, which keep the keys given: one valibot would drop unsaid
+ * is refused instead, and so is a `__proto__` inside its values, which would be stored renamed.
+ */
 export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must be an object') =>
   jsonObject(
     v.pipe(
       v.custom<unknown>((object) => !DROPPED_KEYS.some((key) => Object.hasOwn(object as object, key)), `may not use ${DROPPED_KEYS.join(', ')} as keys`),
+      v.custom<unknown>((object) => !Object.values(object as object).some(holdsProtoKey), 'may not hold a key __proto__ inside its values'),
       schema,
     ),
     message,
