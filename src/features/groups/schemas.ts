@@ -11,7 +11,7 @@ import { pageSizeParam } from '../../http/page-query.js';
 
 const META_LIMIT = 16 * 1024;
 
-const Name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200), NO_CONTROL_CHARACTERS);
+const Name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200, 'name is at most 200 characters'), NO_CONTROL_CHARACTERS);
 
 const Meta = v.pipe(
   jsonRecord(v.record(v.string(), v.unknown()), 'meta must be an object'),
@@ -29,14 +29,19 @@ export const GroupBody = v.strictObject({
 export const GroupUpdateBody = v.strictObject({ ...GroupBody.entries, name: v.optional(Name) });
 
 const Roles = v.pipe(
-  v.array(v.pipe(v.string(), v.trim(), v.minLength(1, 'a role is a non-empty string'), v.maxLength(64)), 'roles must be an array of strings'),
+  v.array(v.pipe(v.string('a role is a string'), v.trim(), v.minLength(1, 'a role is a non-empty string'), v.maxLength(64, 'a role is at most 64 characters')), 'roles must be an array of strings'),
   v.maxLength(50, 'at most 50 roles'),
   v.transform((roles) => [...new Set(roles)]),
 );
 
-const UserId = v.pipe(v.string(), v.regex(EXTERNAL_ID, 'user_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'));
-const Email = v.pipe(v.string(), v.trim(), v.email('email must be an email address'), v.maxLength(MAX_EMAIL_LENGTH));
-const Phone = v.pipe(v.string(), v.trim(), v.regex(/^\+?[0-9][0-9 ().-]{3,31}$/, 'phone must be a phone number'));
+const UserId = v.pipe(v.string('user_id must be a string'), v.regex(EXTERNAL_ID, 'user_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'));
+const Email = v.pipe(
+  v.string('email must be a string'),
+  v.trim(),
+  v.email('email must be an email address'),
+  v.maxLength(MAX_EMAIL_LENGTH, `email is at most ${MAX_EMAIL_LENGTH} characters`),
+);
+const Phone = v.pipe(v.string('phone must be a string'), v.trim(), v.regex(/^\+?[0-9][0-9 ().-]{3,31}$/, 'phone must be a phone number'));
 
 const Target = {
   user_id: v.optional(UserId),
@@ -55,8 +60,8 @@ export const MemberCreateBody = v.strictObject({
 export const MemberUpdateBody = v.strictObject({ roles: Roles });
 
 const RedirectUrl = v.pipe(
-  v.string(),
-  v.maxLength(2048),
+  v.string('redirect_url must be a string'),
+  v.maxLength(2048, 'redirect_url is at most 2048 characters'),
   v.check((url) => isLocalPath(url) || isAbsoluteHttpUrl(url), 'redirect_url is an absolute http(s) URL or a path'),
 );
 
@@ -65,7 +70,9 @@ export const InviteBody = v.strictObject({
   ...Target,
   roles: Roles,
   redirect_url: v.optional(RedirectUrl),
-  app_variant_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(128))),
+  app_variant_id: v.optional(
+    v.pipe(v.string('app_variant_id must be a string'), v.minLength(1, 'app_variant_id is 1 to 128 characters'), v.maxLength(128, 'app_variant_id is 1 to 128 characters')),
+  ),
 });
 
 /** The fields a member or invite body may name its user by. */

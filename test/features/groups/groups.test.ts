@@ -273,3 +273,25 @@ t.test('every group list refuses a query parameter named __proto__ (400 naming i
     t.ok(Object.hasOwn(res.body.field_errors ?? {}, '__proto__'), `${label}: field_errors names __proto__`);
   }
 });
+
+t.test('limits and types of group, member and invite fields are told in plain words, not the validator\'s', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const { group } = await groupOf(server, await person(server, 'ada@example.com'));
+  const bob = await person(server, 'bob@example.com');
+  const cases: Array<[string, unknown, string, string]> = [
+    ['/groups', { name: 'x'.repeat(201) }, 'name', 'name is at most 200 characters'],
+    [`/groups/${group.id}/members`, { user_id: bob.userId, roles: ['r'.repeat(65)] }, 'roles[0]', 'a role is at most 64 characters'],
+    [`/groups/${group.id}/members`, { user_id: bob.userId, roles: [5] }, 'roles[0]', 'a role is a string'],
+    [`/groups/${group.id}/members`, { user_id: 5, roles: [] }, 'user_id', 'user_id must be a string'],
+    [`/groups/${group.id}/invites`, { email: `${'a'.repeat(250)}@x.io`, roles: [] }, 'email', 'email is at most 254 characters'],
+    [`/groups/${group.id}/invites`, { phone: 15550100, roles: [] }, 'phone', 'phone must be a string'],
+    [`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], redirect_url: `/${'x'.repeat(2048)}` }, 'redirect_url', 'redirect_url is at most 2048 characters'],
+    [`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], app_variant_id: '' }, 'app_variant_id', 'app_variant_id is 1 to 128 characters'],
+  ];
+  for (const [path, body, field, message] of cases) {
+    const res = await api.post(path, body);
+    t.equal(res.status, 400, `${path} ${field}`);
+    t.same(res.body.field_errors?.[field], [message], field);
+  }
+});
