@@ -4,6 +4,7 @@ import { isoDate, type Clock } from '../../lib/clock.js';
 import { hmacSecret, maskSecret, sameSecret, secretMatches } from '../../lib/secrets.js';
 import { decodeValue, type Store } from '../../storage/store.js';
 import { emptySchema, type AppSchema } from './schemas.js';
+import { jsonEqual } from '../../lib/json-equal.js';
 
 export interface Application {
   id: string;
@@ -11,7 +12,15 @@ export interface Application {
   schema: AppSchema;
   created_at: string;
   updated_at: string;
+  /** When `schema` last changed; absent on applications stored before it was kept (then `updated_at`). */
+  schema_updated_at?: string;
 }
+
+/**
+ * What a user's `/me` body is stamped with, rendered under the app's schema: it moves with the schema
+ * only, so renaming an app does not leave every `/me` body to be rendered again on each read.
+ */
+export const schemaStampOf = (app: Application): string => app.schema_updated_at ?? app.updated_at;
 
 interface StoredCredential {
   key: string;
@@ -96,7 +105,7 @@ export class ApplicationStore {
 
   async create(name: string, schema: AppSchema = emptySchema()): Promise<Application> {
     const at = isoDate(this.clock.now());
-    const app: Application = { id: newId('app'), name, schema, created_at: at, updated_at: at };
+    const app: Application = { id: newId('app'), name, schema, created_at: at, updated_at: at, schema_updated_at: at };
     await this.store.commit(() => this.apps.put(app.id, app));
     return app;
   }
@@ -107,9 +116,10 @@ export class ApplicationStore {
     // Read inside the write transaction: a concurrent update (another request, the CLI) is never lost.
     await this.store.commit(() => {
       const current = this.require(appId);
-      // Strictly later than the last: `/me` bodies are stamped with it and re-rendered when it moves.
-      const at = Math.max(this.clock.now(), Date.parse(current.updated_at) + 1);
-      next = { ...current, ...changes, updated_at: isoDate(at) };
+      // Strictly later than the last: `/me` bodies are stamped with the schema's and re-rendered when it moves.
+      const at = isoDate(Math.max(this.clock.now(), Date.parse(current.updated_at) + 1));
+      const schemaChanged = changes.schema !== undefined && !jsonEqual(changes.schema, current.schema);
+      next = { ...current, ...changes, updated_at: at, schema_updated_at: schemaChanged ? at : schemaStampOf(current) };
       this.apps.put(appId, next);
     });
     return next;

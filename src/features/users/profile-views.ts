@@ -4,7 +4,7 @@ import type { ActorView, SnapshotStore } from '../../runtime/runtime.js';
 import type { Database, Key, Store } from '../../storage/store.js';
 import { HIGH_KEY } from '../../storage/store.js';
 import { pageEntries, type PageRequest } from '../../storage/paging.js';
-import type { ApplicationStore } from '../applications/store.js';
+import { schemaStampOf, type ApplicationStore } from '../applications/store.js';
 import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
 import { persistedUser, type UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
@@ -167,7 +167,7 @@ export class ProfileViews {
     const app = this.apps.require(appId);
     const record = encodeUserView({
       ...this.renderBodies(user, app.schema),
-      schemaStamp: app.updated_at,
+      schemaStamp: schemaStampOf(app),
       access: { state: user.state, ...sessionMarksOf(user.context) },
       groups: this.groupsFor(appId, userId, groups),
     });
@@ -237,7 +237,7 @@ export class ProfileViews {
   meBytes(appId: string, userId: string, view = this.meViewOf(appId, userId)): Buffer | undefined {
     if (!view) return undefined;
     const app = this.apps.require(appId);
-    if (view.schemaStamp === app.updated_at) return meBody(view, this.groupBytesOf(appId));
+    if (view.schemaStamp === schemaStampOf(app)) return meBody(view, this.groupBytesOf(appId));
     const user = this.storedUser(appId, userId);
     if (!user) return undefined;
     const { meHead, tail } = this.renderBodies(user, app.schema);

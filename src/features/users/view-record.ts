@@ -32,7 +32,7 @@ export interface RenderedUser extends BodyCut {
 
 /** One user's read model. */
 export interface UserViewParts extends RenderedUser {
-  /** The app's `updated_at` when the `/me` head was rendered: a schema change makes it stale. */
+  /** The app's schema stamp (`schemaStampOf`) when the `/me` head was rendered: a schema change makes it stale. */
   schemaStamp: string;
   access: UserAccess;
   /** The user's memberships, in group ID order (encoded by `encodeGroupEntries`). */
@@ -257,7 +257,7 @@ export const platformBody = (record: Buffer, groupBytes: GroupBytes): Buffer => 
 export interface MeView {
   /** A copy of the whole record, whose `/me` body `meBody` puts together when it is asked for. */
   record: Buffer;
-  /** The app's `updated_at` when the `/me` head was rendered. */
+  /** The app's schema stamp when the `/me` head was rendered. */
   schemaStamp: string;
 }
 

@@ -4,6 +4,8 @@ import { tokenFor } from '../../helpers/tokens.js';
 import { linkPath, signInByLink } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
 import type { TestServer } from '../../helpers/server.js';
+import { meView } from '../../../src/features/users/view-record.js';
+import { schemaStampOf } from '../../../src/features/applications/store.js';
 
 const schema = {
   fields: {
@@ -274,4 +276,25 @@ t.test('a PUT that leaves out a required field the user may write but not read d
   t.equal(unset.status, set.status, `a pin never set answers the same: ${unset.text}`);
   const removal = await server.request('PATCH', me, { token: other.token, body: { data: { pin: null } } });
   t.same(removal.body.field_errors, { pin: ['is required'] }, 'named, it is held to the rule by the value given alone');
+});
+
+t.test("renaming an app leaves its users' prepared /me bodies current; changing its schema does not", async (t) => {
+  const server = await startServerWithSchema(t, { fields: { nickname: { type: 'string', user_readable: true } } });
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  const userId = signedIn.app_user_id;
+  const { apps, profiles } = server.deps;
+  const platform = `/applications/${server.app.id}/users/${userId}/data`;
+  t.equal((await server.request('PATCH', platform, { app: server.app, body: { data: { nickname: 'ada' } } })).status, 200);
+  const stamped = () => meView(profiles.records.getBinary([server.app.id, userId])!).schemaStamp;
+  const current = () => stamped() === schemaStampOf(apps.require(server.app.id));
+  t.ok(current(), 'rendered under the schema it has');
+  await apps.update(server.app.id, { name: 'renamed' });
+  t.ok(current(), 'a rename: still current, so no /me read renders it again');
+  const { schema } = apps.require(server.app.id);
+  await apps.update(server.app.id, { name: 'renamed again', schema });
+  t.ok(current(), 'the same schema sent back: still current');
+  await apps.update(server.app.id, { schema: { ...schema, fields: { nickname: { type: 'string' } } } });
+  t.notOk(current(), 'a schema change: stale, rendered again as it is read');
+  const me = (await server.request('GET', `/me/applications/${server.app.id}/data`, { token: signedIn.access_token })).body;
+  t.notOk('nickname' in me.data, 'and /me shows the field no more');
 });
