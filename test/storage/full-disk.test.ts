@@ -1,5 +1,7 @@
 import t from 'tap';
 import { existsSync } from 'node:fs';
+import sharp from 'sharp';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { startChildServer } from '../helpers/child.js';
 
@@ -56,6 +58,38 @@ t.test('a server stopped after a full disk stops, and leaves no claim behind', a
   // lmdb-js never settles closing after a failed commit: a stop that waited on it would never release the claim.
   t.same(await server.exited, { code: 0, signal: null });
   t.notOk(existsSync(join(dataDir, 'server.pid')), 'the claim is released');
+});
+
+t.test('an image preview is served while the disk is full: keeping it is only a cache', async (t) => {
+  const token = 'admin-token-0123456789abcdef';
+  const dataDir = join(t.testdir(), 'data');
+  const server = await startChildServer(t, { dataDir, fileSizeLimitKiB: 4096, env: { SVC_ADMIN_TOKEN: token } });
+  const app = server.defaultApp!;
+  const credentials = { 'x-svc-app-key': app.key, 'x-svc-app-secret': app.secret };
+  const schema = { fields: { avatar: { type: 'image' } }, allow_unknown_fields: true };
+  const patched = await fetch(`${server.url}/admin/applications/${app.id}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ schema }),
+  });
+  t.equal(patched.status, 200);
+  // Noise, so its preview is too large for the pages the full data file still has free.
+  const image = await sharp(randomBytes(600 * 400 * 3), { raw: { width: 600, height: 400, channels: 3 } }).png().toBuffer();
+  const upload = new FormData();
+  upload.set('avatar', new Blob([new Uint8Array(image)], { type: 'image/png' }), 'a.png');
+  const profile = `${server.url}/applications/${app.id}/users/pictured/data`;
+  t.equal((await fetch(profile, { method: 'PUT', headers: credentials, body: upload })).status, 200);
+
+  let status = 200;
+  for (let i = 0; i < 200 && status === 200; i++) {
+    const body = JSON.stringify({ data: { first_name: 'x'.repeat(60_000) } });
+    status = (await fetch(`${server.url}/applications/${app.id}/users/u${i}/data`, { method: 'PUT', headers: { ...credentials, 'content-type': 'application/json' }, body })).status;
+  }
+  t.equal(status, 503, 'the disk is full');
+  const preview = await fetch(`${profile}/fields/avatar?preview=large`, { headers: credentials });
+  t.equal(preview.status, 200);
+  t.equal(preview.headers.get('content-type'), 'image/webp');
+  t.equal((await sharp(Buffer.from(await preview.arrayBuffer())).metadata()).width, 512);
 });
 
 t.test('an /admin write that finds the disk full answers 503 like any other write, and changes nothing', async (t) => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
-import { validationError } from '../../lib/errors.js';
+import { ApiError, validationError } from '../../lib/errors.js';
 import type { FilePart } from '../../http/context.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -125,10 +125,15 @@ export class ProfileFiles {
       // Uploads to an image field are checked; a file that was not (the field's type changed since) can be anything.
       throw validationError({ preview: ['the stored file is not a readable image'] });
     }
-    await this.store.commit(() => {
-      // Only while the file is still the one the preview was made from.
-      if (this.read(appId, userId, field)?.sha256 === file.sha256) this.previews.put(key, { sha256: file.sha256, bytes });
-    });
+    await this.store
+      .commit(() => {
+        // Only while the file is still the one the preview was made from.
+        if (this.read(appId, userId, field)?.sha256 === file.sha256) this.previews.put(key, { sha256: file.sha256, bytes });
+      })
+      .catch((error: unknown) => {
+        // Only a cache: a preview that cannot be kept (a full disk) is served all the same, and drawn again next time.
+        if (!(error instanceof ApiError && error.status === 503)) throw error;
+      });
     return { bytes, contentType: PREVIEW_TYPE };
   }
 
