@@ -97,7 +97,7 @@ export class InviteService {
       if (existing) edit.removeMember(existing.context.id);
       const first = edit.isEmpty;
       const roles = first ? withOwner(request.roles) : request.roles;
-      const member = edit.addMember(memberId, { userId, roles, state: 'invite_pending', invitedBy: partyOf(acting), inviteId });
+      edit.addMember(memberId, { userId, roles, state: 'invite_pending', invitedBy: partyOf(acting), inviteId });
       const invite = edit.addInvite(inviteId, {
         roles,
         first,

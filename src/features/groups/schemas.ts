@@ -4,7 +4,7 @@ import { MAX_EMAIL_LENGTH } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
-import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS, parseQuery } from '../../lib/validate.js';
+import { jsonRecord, NO_CONTROL_CHARACTERS, parseQuery } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageSizeParam } from '../../http/page-query.js';
