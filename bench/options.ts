@@ -29,9 +29,10 @@ const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--ro
 /** The bench measures the service's own throughput, so rate limits are off unless `--env` sets them. */
 export const UNLIMITED = { SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
 
+/** A command line the bench (or another of its commands, with its own `usage`) cannot take. */
 export class UsageError extends Error {
-  constructor(problem: string) {
-    super(`${problem}\n${USAGE}`);
+  constructor(problem: string, usage = USAGE) {
+    super(`${problem}\n${usage}`);
   }
 }
 

@@ -60,9 +60,14 @@ export function formatTable(outcomes: readonly ScenarioOutcome[]): string {
     ]);
     if (o.reason) notes.push(`  ${o.name}: ${o.reason}`);
   }
+  return [formatColumns(header, rows), ...(notes.length ? ['', ...notes] : [])].join('\n');
+}
+
+/** A plain-text table: the header, a rule, the rows; the first column left-aligned, the others right. */
+export function formatColumns(header: readonly string[], rows: readonly string[][]): string {
   const widths = header.map((_, c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)));
-  const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
+  const line = (cells: readonly string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 /** Where a run started at `startedAt` keeps its files: bench/results/<timestamp> of the checkout (git-ignored). */
