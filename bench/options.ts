@@ -16,6 +16,8 @@ export interface BenchOptions {
   /** Scenario name fragments to run (all when empty). */
   only: string[];
   cpuProf: boolean;
+  /** Measure the routes in a service started anew on the seeded data dir, not the one that seeded it (as `--cpu-prof` does). */
+  restartAfterSeeding: boolean;
   /** Extra environment for the service (`--env NAME=VALUE`). */
   env: Record<string, string>;
   /** Node flags for every start of the service (`--node-flag=--single-threaded-gc`), for probes. */
@@ -24,7 +26,7 @@ export interface BenchOptions {
 
 const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--rounds R] [--warmup S] [--connections C]
        [--threads T] [--seed-concurrency K] [--only NAME[,NAME]] [--cpu-prof] [--env NAME=VALUE ...]
-       [--node-flag=FLAG ...]`;
+       [--node-flag=FLAG ...] [--restart-after-seeding]`;
 
 /** The bench measures the service's own throughput, so rate limits are off unless `--env` sets them. */
 export const UNLIMITED = { SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
@@ -58,6 +60,7 @@ export function parseOptions(argv: string[]): BenchOptions {
         'seed-concurrency': { type: 'string' },
         only: { type: 'string' },
         'cpu-prof': { type: 'boolean', default: false },
+        'restart-after-seeding': { type: 'boolean', default: false },
         env: { type: 'string', multiple: true },
         'node-flag': { type: 'string', multiple: true },
         help: { type: 'boolean', default: false },
@@ -88,6 +91,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     sweepWrites: Math.min(users, 100_000),
     only: (parsed.only ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     cpuProf: parsed['cpu-prof']!,
+    restartAfterSeeding: parsed['restart-after-seeding']!,
     env,
     nodeFlags: nodeFlagsOf(parsed['node-flag'] ?? []),
   };

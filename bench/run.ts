@@ -95,10 +95,15 @@ async function measureService(
       seedingError = error;
       log(`  seeding stopped: ${(error as Error).message}`);
     }
-    if (options.cpuProf) {
-      log('restarting the service under node --cpu-prof, so the profile holds the routes, not the seeding');
+    if (options.cpuProf || options.restartAfterSeeding) {
+      log(
+        options.cpuProf
+          ? 'restarting the service under node --cpu-prof, so the profile holds the routes, not the seeding'
+          : 'restarting the service, so the routes run in a process that did not seed',
+      );
       await service.stop();
-      service = await startService({ dataDir, env: options.env, nodeFlags: [...options.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] });
+      const profiling = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+      service = await startService({ dataDir, env: options.env, nodeFlags: [...options.nodeFlags, ...profiling] });
       client = serviceClient(service.baseUrl, credentials, options.env.SVC_BRAND);
     }
     let signedIn: Promise<SignedInUser[]> | undefined;
@@ -197,6 +202,7 @@ function summarize(options: BenchOptions, run: ServiceRun): string {
   const lines = [
     ...(run.serviceDied ? [`THE SERVICE EXITED DURING THE RUN (${run.serviceDied})`] : []),
     ...(options.nodeFlags.length > 0 ? [`service node flags: ${options.nodeFlags.join(' ')}`] : []),
+    ...(options.restartAfterSeeding ? ['routes measured in a service started anew after the seeding (--restart-after-seeding)'] : []),
     `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up, then ${options.rounds} alternating rounds of ceiling and route, ${options.seconds}s each in total`,
     run.seeding
       ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`

@@ -13,3 +13,10 @@ t.test('--node-flag refuses a value that is not a flag', async (t) => {
   const error = t.throws(() => parseOptions(['--node-flag', 'single-threaded-gc']), /--node-flag takes a node flag/);
   t.type(error, UsageError);
 });
+
+t.test('--restart-after-seeding measures the routes in a service that did not seed', async (t) => {
+  t.equal(parseOptions([]).restartAfterSeeding, false);
+  t.equal(parseOptions(['--restart-after-seeding']).restartAfterSeeding, true);
+  const error = t.throws(() => parseOptions(['--restart-after-seeding=yes']), /does not take an argument/, 'a switch takes no value');
+  t.type(error, UsageError);
+});
