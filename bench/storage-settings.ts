@@ -55,6 +55,8 @@ export interface SettingMeasurement extends LaneMeasurement {
 
 const USAGE = 'usage: npm run bench:storage -- [--records N] [--record-bytes B] [--seconds S] [--warmup S] [--connections C] [--only NAME[,NAME]]';
 
+const SECONDS = /^\d+(\.\d+)?$/;
+
 export function parseProbeOptions(argv: string[]): ProbeOptions {
   let parsed;
   try {
@@ -72,15 +74,16 @@ export function parseProbeOptions(argv: string[]): ProbeOptions {
   } catch (error) {
     throw new UsageError((error as Error).message, USAGE);
   }
-  const number = (name: keyof typeof parsed, min: number) => {
+  /** Seconds may have a fraction; counts are whole. */
+  const number = (name: keyof typeof parsed, min: number, form = /^\d+$/) => {
     const text = parsed[name] as string;
-    if (!/^\d+(\.\d+)?$/.test(text) || Number(text) < min) throw new UsageError(`--${name} must be a number ≥ ${min}`, USAGE);
+    if (!form.test(text) || Number(text) < min) throw new UsageError(`--${name} must be a ${form === SECONDS ? 'number' : 'whole number'} ≥ ${min}`, USAGE);
     return Number(text);
   };
   return {
     records: number('records', 1),
     recordBytes: number('record-bytes', 1),
-    load: { seconds: number('seconds', 0.1), warmupSeconds: number('warmup', 0), connections: number('connections', 1) },
+    load: { seconds: number('seconds', 0.1, SECONDS), warmupSeconds: number('warmup', 0, SECONDS), connections: number('connections', 1) },
     only: parsed.only.split(',').filter(Boolean),
   };
 }

@@ -17,7 +17,7 @@ t.test('the probe defaults to a million view-record-sized records and the bench 
 });
 
 t.test('the probe refuses what it cannot take, saying how it is used', async (t) => {
-  for (const argv of [['--records', '0'], ['--seconds', 'soon'], ['--connections', '-1'], ['--unknown']]) {
+  for (const argv of [['--records', '0'], ['--records', '1.5'], ['--seconds', 'soon'], ['--connections', '-1'], ['--unknown']]) {
     const error = t.throws(() => parseProbeOptions(argv), /usage: npm run bench:storage/, argv.join(' '));
     t.type(error, UsageError);
   }
