@@ -114,11 +114,12 @@ export async function measureSetting(setting: StorageSetting, options: Omit<Prob
         });
       }
       const seedSeconds = (performance.now() - seedStart) / 1000;
-      const rewrite = () => {
+      // Async, so a missing record rejects and stops every lane, as measureLanes does with a failure.
+      const rewrite = async () => {
         const key = [appId, userIds[Math.floor(Math.random() * userIds.length)]];
         const record = records.getBinary(key);
         if (!record) throw new Error(`no record for ${key[1]}`);
-        return setting.write === 'put' ? records.put(key, record) : root.childTransaction(() => records.put(key, record));
+        await (setting.write === 'put' ? records.put(key, record) : root.childTransaction(() => records.put(key, record)));
       };
       const measured = await measureLanes(options.load, rewrite);
       return { ...measured, setting, treeDepth: (records.getStats() as { treeDepth: number }).treeDepth, seedSeconds };
