@@ -50,6 +50,8 @@ export interface SettingMeasurement extends LaneMeasurement {
   setting: StorageSetting;
   /** The B-tree's depth after seeding. */
   treeDepth: number;
+  /** The environment's page size, as LMDB made it. */
+  pageSize: number;
   seedSeconds: number;
 }
 
@@ -122,7 +124,8 @@ export async function measureSetting(setting: StorageSetting, options: Omit<Prob
         await (setting.write === 'put' ? records.put(key, record) : root.childTransaction(() => records.put(key, record)));
       };
       const measured = await measureLanes(options.load, rewrite);
-      return { ...measured, setting, treeDepth: (records.getStats() as { treeDepth: number }).treeDepth, seedSeconds };
+      const { treeDepth, pageSize } = records.getStats() as { treeDepth: number; pageSize: number };
+      return { ...measured, setting, treeDepth, pageSize, seedSeconds };
     } finally {
       await root.close();
     }
