@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 
-/** What lanes of one awaited operation at a time achieved over a measured stretch. */
+/** What lanes of one awaited write at a time achieved over a measured stretch (both storage measurements are of writes). */
 export interface LaneMeasurement {
   /** Lanes, each with one operation in flight. */
   connections: number;

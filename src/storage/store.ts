@@ -40,8 +40,10 @@ export interface StoreOptions {
   readOnly?: boolean;
 }
 
-/** The environment options every store is opened with (the bench's storage probe starts from them). */
-// noSubdir explicitly: lmdb-js would otherwise take a dotted directory name for a file name.
+/**
+ * The environment options every store is opened with (the bench's storage probe starts from them).
+ * `noSubdir` explicitly: lmdb-js would otherwise take a dotted directory name for a file name.
+ */
 export const ENV_OPTIONS = { compression: false, maxDbs: 64, noSubdir: false } as const;
 
 export function openStore(path: string, options: StoreOptions = {}): Store {
