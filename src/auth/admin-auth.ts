@@ -11,7 +11,7 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 export function requireAdminToken(adminToken: string): Step {
   const expected = digest(adminToken);
   return (ctx) => {
-    const match = /^Bearer +(\S+)$/i.exec(ctx.headers.authorization ?? '');
+    const match = /^Bearer +(\S+)$/i.exec(ctx.header('authorization') ?? '');
     if (!match || !timingSafeEqual(digest(match[1]), expected)) {
       throw unauthorized('A valid admin bearer token is required');
     }

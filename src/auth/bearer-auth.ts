@@ -34,7 +34,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
     };
   };
   return (ctx) => {
-    const match = BEARER.exec(ctx.headers.authorization ?? '');
+    const match = BEARER.exec(ctx.header('authorization') ?? '');
     if (!match) throw unauthorized('An Authorization: Bearer token is required');
     const claims = tokens.verify(match[1]);
     if (claims instanceof Promise) return claims.then((c) => check(ctx, c));

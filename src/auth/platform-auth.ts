@@ -10,8 +10,8 @@ import type { Config } from '../config.js';
 export function requireAppCredentials(config: Config, apps: ApplicationStore): Step {
   const { appKeyHeader, appSecretHeader } = config.names;
   return (ctx) => {
-    const key = ctx.headers[appKeyHeader];
-    const secret = ctx.headers[appSecretHeader];
+    const key = ctx.header(appKeyHeader);
+    const secret = ctx.header(appSecretHeader);
     if (!key || !secret) throw unauthorized(`Headers ${appKeyHeader} and ${appSecretHeader} are required`);
     const appId = apps.authenticate(key, secret);
     if (!appId) throw unauthorized('Invalid app key or secret');

@@ -24,7 +24,7 @@ export function thenLimit(step: Step, limiter: RateLimiter, keyOf: (ctx: Request
  * connection's address counts.
  */
 export function clientAddress(ctx: RequestContext, trustedProxies: number): string {
-  const forwarded = trustedProxies === 0 ? undefined : ctx.headers['x-forwarded-for'];
+  const forwarded = trustedProxies === 0 ? undefined : ctx.header('x-forwarded-for');
   if (forwarded === undefined) return ctx.ip;
   const hops = forwarded.split(',');
   if (hops.length < trustedProxies) return ctx.ip;

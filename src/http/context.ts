@@ -42,13 +42,18 @@ export interface RequestContext {
   readonly route: string;
   readonly params: Record<string, string>;
   readonly rawQuery: string;
-  readonly headers: Record<string, string>;
+  /**
+   * A header's value (names are lower case); lines given more than once are combined, in order,
+   * separated by commas (RFC 9110 §5.3): a proxy may add its `X-Forwarded-For` line after the
+   * client's. A header that must come once is refused when repeated, so never read combined.
+   */
+  header(name: string): string | undefined;
   readonly ip: string;
   readonly startedAt: number;
   body: ParsedBody;
   caller?: Caller;
   aborted: boolean;
-  /** Names of headers the request gives more than once (their lines combined in `headers`, comma-separated). */
+  /** Names of headers the request gives more than once (their lines combined by `header`). */
   readonly repeatedHeaders?: readonly string[];
   readonly res: HttpResponse;
   query(): URLSearchParams;

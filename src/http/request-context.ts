@@ -7,44 +7,60 @@ import type { HttpRequest, HttpResponse } from './uws.js';
  * object literal: one is made per request, and a literal with a getter and closures costs more.
  */
 export class HttpRequestContext implements RequestContext {
-  readonly method: string;
   readonly path: string;
   readonly params: Record<string, string> = {};
   readonly rawQuery: string;
-  readonly headers: Record<string, string> = {};
   readonly startedAt = performance.now();
   body: ParsedBody = NO_BODY;
   caller: Caller | undefined = undefined;
   aborted = false;
   /**
-   * Names of headers the request gives more than once. Their lines are combined in `headers`, in
-   * order, separated by commas (RFC 9110 §5.3): a proxy may add its `X-Forwarded-For` line after the
-   * client's. A header that must come once is refused when repeated, so never read combined.
+   * The header lines in order, as two lists rather than a record: a record keyed by the names uWS
+   * hands out makes V8 hash and intern each one, ~0.1 µs a header on every request (a spike, round 14).
    */
-  repeatedHeaders: string[] | undefined = undefined;
+  private readonly headerNames: string[] = [];
+  private readonly headerValues: string[] = [];
+  private repeated: string[] | undefined | null = null;
   private remoteAddress: string | undefined = undefined;
   private parsedQuery: URLSearchParams | undefined = undefined;
 
+  /** `method` is the route's, when a route was bound to one; otherwise the request's is read. */
   constructor(
     readonly id: string,
     readonly route: string,
     readonly res: HttpResponse,
     req: HttpRequest,
     paramNames: readonly string[],
+    readonly method = req.getCaseSensitiveMethod().toUpperCase(),
   ) {
-    const headers = this.headers;
-    req.forEach((key, value) => {
-      const earlier = headers[key];
-      if (earlier === undefined) headers[key] = value;
-      else {
-        (this.repeatedHeaders ??= []).push(key);
-        headers[key] = `${earlier}, ${value}`;
-      }
+    const names = this.headerNames;
+    const values = this.headerValues;
+    req.forEach((name, value) => {
+      names.push(name);
+      values.push(value);
     });
     for (let i = 0; i < paramNames.length; i++) this.params[paramNames[i]] = req.getParameter(i) ?? '';
     this.rawQuery = req.getQuery() ?? '';
-    this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
+  }
+
+  header(name: string): string | undefined {
+    const names = this.headerNames;
+    let value: string | undefined;
+    for (let i = 0; i < names.length; i++) {
+      if (names[i] === name) value = value === undefined ? this.headerValues[i] : `${value}, ${this.headerValues[i]}`;
+    }
+    return value;
+  }
+
+  get repeatedHeaders(): readonly string[] | undefined {
+    if (this.repeated !== null) return this.repeated;
+    const names = this.headerNames;
+    let repeated: string[] | undefined;
+    for (let i = 1; i < names.length; i++) {
+      if (names.indexOf(names[i]) < i && !repeated?.includes(names[i])) (repeated ??= []).push(names[i]);
+    }
+    return (this.repeated = repeated);
   }
 
   /** Read on first use only: uWS hands the address out as bytes. */

@@ -26,7 +26,11 @@ const routes: Route[] = [
     },
   },
   { method: 'GET', path: '/plain', handle: () => ok({ plain: true }) },
-  { method: 'GET', path: '/headers', handle: (ctx) => ok({ headers: ctx.headers }) },
+  {
+    method: 'GET',
+    path: '/headers',
+    handle: (ctx) => ok({ headers: { 'x-forwarded-for': ctx.header('x-forwarded-for'), accept: ctx.header('accept'), missing: ctx.header('x-missing') ?? null } }),
+  },
   { method: 'GET', path: '/spend/:id', query: 'ignored', changesState: true, handle: (ctx) => ok({ spent: ctx.params.id }) },
   {
     method: 'GET',
@@ -283,6 +287,7 @@ t.test('a header given on several lines reads as one list, its lines in order (R
   const headers = JSON.parse(res.text.slice(res.text.indexOf('\r\n\r\n') + 4)).headers;
   t.equal(headers['x-forwarded-for'], '198.51.100.9, 203.0.113.5, 10.0.0.2', 'a proxy\'s line after the client\'s');
   t.equal(headers.accept, 'a');
+  t.equal(headers.missing, null, 'a header not given reads as absent');
   const origins = await exchange('GET /items/1 HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\nOrigin: https://app.example\r\nConnection: close\r\n\r\n');
   t.match(origins.text, /^HTTP\/1\.1 200 /);
   t.notMatch(origins.text, /access-control-allow-origin/i, 'Origin on two lines names no origin: nothing is echoed');

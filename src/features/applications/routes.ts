@@ -11,7 +11,7 @@ export function applicationRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/hub/app-config',
       handle(ctx) {
-        const key = ctx.headers[keyHeader];
+        const key = ctx.header(keyHeader);
         const appId = key ? deps.apps.appOfKey(key) : undefined;
         if (!appId) throw unauthorized(`A valid ${keyHeader} header is required`);
         const app = deps.apps.require(appId);

@@ -38,7 +38,7 @@ function checkProfileData(deps: Deps, appId: string, data: Record<string, unknow
   }
 }
 
-const wantsJson = (ctx: RequestContext) => (ctx.headers.accept ?? '').toLowerCase().includes('application/json');
+const wantsJson = (ctx: RequestContext) => (ctx.header('accept') ?? '').toLowerCase().includes('application/json');
 
 export function magicLinkRoutes(deps: Deps): Route[] {
   const { runtime, users, magicLinks } = deps;
