@@ -55,14 +55,6 @@ const statusLine = (status: number) => {
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-// What every answer carries, as bytes: uWS converts a string argument to UTF-8 on each call.
-const CONTENT_TYPE = Buffer.from('content-type');
-const REQUEST_ID = Buffer.from('x-request-id');
-const CONTENT_TYPE_OPTIONS = Buffer.from('x-content-type-options');
-const NOSNIFF = Buffer.from('nosniff');
-const CACHE_CONTROL = Buffer.from('cache-control');
-const NO_STORE = Buffer.from('no-store');
-
 const ignoreAbort = () => {};
 
 export function createHttpServer(options: HttpServerOptions): HttpServer {
@@ -111,10 +103,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     if (ctx.method === 'HEAD') res.onAborted(ignoreAbort);
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));
-      if (contentType) res.writeHeader(CONTENT_TYPE, contentType);
-      res.writeHeader(REQUEST_ID, ctx.id);
-      res.writeHeader(CONTENT_TYPE_OPTIONS, NOSNIFF);
-      res.writeHeader(CACHE_CONTROL, NO_STORE);
+      if (contentType) res.writeHeader('content-type', contentType);
+      res.writeHeader('x-request-id', ctx.id);
+      res.writeHeader('x-content-type-options', 'nosniff');
+      res.writeHeader('cache-control', 'no-store');
       if (origin) {
         res.writeHeader('access-control-allow-origin', origin);
         res.writeHeader('vary', 'origin');
