@@ -78,9 +78,13 @@ export class AccessTokens {
 
   /** Claims of a token whose signature, issuer and audience shape are valid. Expiry is the caller's check. */
   verify(token: string): AccessClaims | Promise<AccessClaims> {
+    return this.verifiedBefore(token) ?? this.verifySignature(token);
+  }
+
+  /** Claims of a token this process has verified and still remembers; undefined for any other. */
+  verifiedBefore(token: string): AccessClaims | undefined {
     const cached = this.verified.get(signatureOf(token));
-    if (cached?.token === token) return cached.claims;
-    return this.verifySignature(token);
+    return cached?.token === token ? cached.claims : undefined;
   }
 
   private async verifySignature(token: string): Promise<AccessClaims> {
