@@ -22,11 +22,13 @@ export interface BenchOptions {
   env: Record<string, string>;
   /** Node flags for every start of the service (`--node-flag=--single-threaded-gc`), for probes. */
   nodeFlags: string[];
+  /** A file every start of the service appends its standard output to (`--node-flag=--trace-gc` writes there), for probes. */
+  serviceLog: string | undefined;
 }
 
 const USAGE = `usage: npm run bench -- [--quick] [--users N] [--seconds S] [--rounds R] [--warmup S] [--connections C]
        [--threads T] [--seed-concurrency K] [--only NAME[,NAME]] [--cpu-prof] [--env NAME=VALUE ...]
-       [--node-flag=FLAG ...] [--restart-after-seeding]`;
+       [--node-flag=FLAG ...] [--restart-after-seeding] [--service-log FILE]`;
 
 /** The bench measures the service's own throughput, so rate limits are off unless `--env` sets them. */
 export const UNLIMITED = { SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
@@ -63,6 +65,7 @@ export function parseOptions(argv: string[]): BenchOptions {
         'restart-after-seeding': { type: 'boolean', default: false },
         env: { type: 'string', multiple: true },
         'node-flag': { type: 'string', multiple: true },
+        'service-log': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
     }).values;
@@ -94,6 +97,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     restartAfterSeeding: parsed['restart-after-seeding']!,
     env,
     nodeFlags: nodeFlagsOf(parsed['node-flag'] ?? []),
+    serviceLog: parsed['service-log'],
   };
 }
 

@@ -77,7 +77,8 @@ async function measureService(
   dataDir: string,
   profileDir: string,
 ): Promise<ServiceRun> {
-  let service = await startService({ dataDir, env: options.env, nodeFlags: options.nodeFlags });
+  const start = { dataDir, env: options.env, nodeFlags: options.nodeFlags, logFile: options.serviceLog };
+  let service = await startService(start);
   const firstStartMs = service.coldStartMs;
   let stopped = false;
   try {
@@ -103,7 +104,7 @@ async function measureService(
       );
       await service.stop();
       const profiling = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-      service = await startService({ dataDir, env: options.env, nodeFlags: [...options.nodeFlags, ...profiling] });
+      service = await startService({ ...start, nodeFlags: [...options.nodeFlags, ...profiling] });
       client = serviceClient(service.baseUrl, credentials, options.env.SVC_BRAND);
     }
     let signedIn: Promise<SignedInUser[]> | undefined;
@@ -177,7 +178,7 @@ async function measureService(
     stopped = true;
     const hot = options.cpuProf ? await hottestFunctions(profileDir) : undefined;
     log('cold start on the seeded data dir');
-    const restart = await coldStart(dataDir, options.env, options.nodeFlags);
+    const restart = await coldStart(start);
     const { users: _users, ...seedingFigures } = seeding ?? { users: [] };
     return {
       users: seeding?.users.length ?? 0,
@@ -203,6 +204,7 @@ function summarize(options: BenchOptions, run: ServiceRun): string {
     ...(run.serviceDied ? [`THE SERVICE EXITED DURING THE RUN (${run.serviceDied})`] : []),
     ...(options.nodeFlags.length > 0 ? [`service node flags: ${options.nodeFlags.join(' ')}`] : []),
     ...(options.restartAfterSeeding ? ['routes measured in a service started anew after the seeding (--restart-after-seeding)'] : []),
+    ...(options.serviceLog ? [`service output appended to ${options.serviceLog}`] : []),
     `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up, then ${options.rounds} alternating rounds of ceiling and route, ${options.seconds}s each in total`,
     run.seeding
       ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`

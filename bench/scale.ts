@@ -1,6 +1,6 @@
 import { writeRequestScript, type RequestShape } from './lua.js';
 import { runWrk } from './wrk.js';
-import { rssAnonBytes, startService, type ServiceProcess } from './service-process.js';
+import { rssAnonBytes, startService, type ServiceProcess, type ServiceStart } from './service-process.js';
 import type { ServiceClient } from './client.js';
 import { userPools, type SeededUser } from './scenarios.js';
 import { profileWriteBody } from './profile-fixture.js';
@@ -97,8 +97,8 @@ async function actorsResident(client: ServiceClient): Promise<number | null> {
 }
 
 /** Restarts the service on the seeded data dir: process start to the first 200 on /health. */
-export async function coldStart(dataDir: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<ColdStart> {
-  const service = await startService({ dataDir, env, nodeFlags });
+export async function coldStart(start: ServiceStart): Promise<ColdStart> {
+  const service = await startService(start);
   try {
     return { coldStartMs: service.coldStartMs, rssAnonAtStartBytes: await rssAnonBytes(service.pid) };
   } finally {

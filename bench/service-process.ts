@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { get } from 'node:http';
 import { readFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export interface AppCredentials {
@@ -28,6 +29,8 @@ export interface ServiceStart {
   env?: Record<string, string>;
   /** Extra node flags, e.g. `--cpu-prof`. */
   nodeFlags?: string[];
+  /** A file the service's standard output is appended to. */
+  logFile?: string;
 }
 
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -64,6 +67,11 @@ export async function startService(options: ServiceStart): Promise<ServiceProces
   });
   let stdout = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
+  if (options.logFile) {
+    const log = createWriteStream(options.logFile, { flags: 'a' });
+    child.stdout!.on('data', (chunk) => log.write(withoutSecrets(String(chunk))));
+    child.on('exit', () => log.end());
+  }
   let stopping = false;
   let death: string | undefined;
   const exited = new Promise<number | null>((resolve) =>
@@ -101,6 +109,9 @@ export async function startService(options: ServiceStart): Promise<ServiceProces
     },
   };
 }
+
+/** `text` with the secret a first start prints masked: a log file must not keep it. */
+export const withoutSecrets = (text: string) => text.replace(/(app secret:\s+)\S+/g, '$1[not logged]');
 
 function healthy(baseUrl: string): Promise<boolean> {
   return new Promise((resolve) => {

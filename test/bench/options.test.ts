@@ -20,3 +20,9 @@ t.test('--restart-after-seeding measures the routes in a service that did not se
   const error = t.throws(() => parseOptions(['--restart-after-seeding=yes']), /does not take an argument/, 'a switch takes no value');
   t.type(error, UsageError);
 });
+
+t.test('--service-log names a file every start of the service appends its output to', async (t) => {
+  t.equal(parseOptions([]).serviceLog, undefined);
+  t.equal(parseOptions(['--service-log', '/tmp/gc.log']).serviceLog, '/tmp/gc.log');
+  t.throws(() => parseOptions(['--service-log']), /argument missing/, 'it needs a file');
+});
