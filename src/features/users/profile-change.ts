@@ -45,7 +45,7 @@ export const ATTRIBUTE_KEYS_LIMIT = 100;
 export const ATTRIBUTE_VALUES_LIMIT = 100;
 const FIELD_NAME_LIMIT = 128;
 const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):([^\s\x00-\x1f\x7f]{1,128})$/;
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
 const PHONE = /^\+?[0-9][0-9 ().-]{2,31}$/;
 const SYSTEM_NAMESPACE = 'system';
 

@@ -162,6 +162,12 @@ t.test('validation failures answer E_USER_UPDATE_FAILED with field_errors and ch
   t.ok(fe['attributes.nonamespace'] && fe['attributes.a:list'] && fe['attributes.system:flag']);
   t.ok(bad.body.messages.length >= 10);
 
+  for (const email of ['ada\u0000@example.com', 'ada@exa\u0007mple.com', 'ada\u007f@example.com', 'ada@example.com\u0085']) {
+    const control = await server.request('PATCH', path, { app: server.app, body: { data: { email } } });
+    t.equal(control.status, 400, `${JSON.stringify(email)}: a control character is no part of an address`);
+    t.ok(control.body.field_errors.email);
+  }
+
   const tooLong = await server.request('PATCH', path, { app: server.app, body: { data: { nickname: 'x'.repeat(64 * 1024 + 1) } } });
   t.equal(tooLong.status, 400);
   t.ok(tooLong.body.field_errors.nickname);
