@@ -29,7 +29,15 @@ const routes: Route[] = [
   {
     method: 'GET',
     path: '/headers',
-    handle: (ctx) => ok({ headers: { 'x-forwarded-for': ctx.header('x-forwarded-for'), accept: ctx.header('accept'), missing: ctx.header('x-missing') ?? null } }),
+    handle: (ctx) =>
+      ok({
+        headers: {
+          'x-forwarded-for': ctx.header('x-forwarded-for'),
+          accept: ctx.header('accept'),
+          missing: ctx.header('x-missing') ?? null,
+          ctor: ctx.header('constructor') ?? null,
+        },
+      }),
   },
   { method: 'GET', path: '/spend/:id', query: 'ignored', changesState: true, handle: (ctx) => ok({ spent: ctx.params.id }) },
   {
@@ -288,6 +296,10 @@ t.test('a header given on several lines reads as one list, its lines in order (R
   t.equal(headers['x-forwarded-for'], '198.51.100.9, 203.0.113.5, 10.0.0.2', 'a proxy\'s line after the client\'s');
   t.equal(headers.accept, 'a');
   t.equal(headers.missing, null, 'a header not given reads as absent');
+  const named = await exchange('GET /headers HTTP/1.1\r\nHost: x\r\nconstructor: b\r\nConnection: close\r\n\r\n');
+  const echoed = JSON.parse(named.text.slice(named.text.indexOf('\r\n\r\n') + 4)).headers;
+  t.equal(echoed.ctor, 'b', 'a header named like an Object.prototype member reads as any other');
+  t.equal((JSON.parse((await exchange('GET /headers HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).text.split('\r\n\r\n')[1]).headers.ctor), null, 'and are absent when not given');
   const origins = await exchange('GET /items/1 HTTP/1.1\r\nHost: x\r\nOrigin: https://evil.example\r\nOrigin: https://app.example\r\nConnection: close\r\n\r\n');
   t.match(origins.text, /^HTTP\/1\.1 200 /);
   t.notMatch(origins.text, /access-control-allow-origin/i, 'Origin on two lines names no origin: nothing is echoed');
