@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
-import { claimDataDir, DataDirInUse, servingProcess } from './server-claim.js';
+import { claimDataDir, DataDirInUse, removeLeftovers, servingProcess } from './server-claim.js';
 
 /** The file LMDB keeps an environment's data in, inside the data dir. */
 const DATA_FILE = 'data.mdb';
@@ -12,6 +12,9 @@ const LOCK_FILE = 'lock.mdb';
 export class BackupError extends Error {}
 
 const holdsData = (dataDir: string) => existsSync(join(dataDir, DATA_FILE));
+
+/** A backup's staging directory beside its file, named after the process that makes it. */
+const BACKUP_STAGING = /^\.backup-(\d+)-/;
 
 /**
  * Whether `file` would be written inside `dir`, whatever path names either (symbolic links, `..`):
@@ -32,7 +35,9 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
   if (!holdsData(dataDir)) throw new BackupError(`${dataDir} holds no data to back up`);
   if (isInside(file, dataDir)) throw new BackupError(`${file} is inside the data dir; back up to a file outside ${dataDir}`);
   if (existsSync(file) && !options.force) throw new BackupError(`${file} exists; pass --force to overwrite it`);
-  const staging = await mkdtemp(join(dirname(file), '.backup-'));
+  // A backup killed before its rename leaves its staging copy, as large as the data: the next one beside it removes it.
+  removeLeftovers(dirname(file), BACKUP_STAGING);
+  const staging = await mkdtemp(join(dirname(file), `.backup-${process.pid}-`));
   const store = openStore(dataDir);
   try {
     await store.root.backup(staging, true);

@@ -73,15 +73,16 @@ export function claimDataDir(dataDir: string): () => void {
 const WORKING_COPY = /^\.(?:server\.pid\.|restore-)(\d+)$/;
 
 /**
- * Removes the working copies of processes that are gone (killed while claiming or restoring). Only
- * tidying: one that cannot be removed (another account's) stays, and the claim holds.
+ * Removes the working copies in `dir` of processes that are gone (killed while claiming, restoring
+ * or backing up): entries whose name `workingCopy` matches with the PID as its first group. Only
+ * tidying: one that cannot be removed (another account's) stays, and the caller goes on.
  */
-function removeLeftovers(dataDir: string): void {
-  for (const name of readdirSync(dataDir)) {
-    const pid = Number(WORKING_COPY.exec(name)?.[1]);
+export function removeLeftovers(dir: string, workingCopy = WORKING_COPY): void {
+  for (const name of readdirSync(dir)) {
+    const pid = Number(workingCopy.exec(name)?.[1]);
     if (!(pid > 0 && pid !== process.pid && !isAlive(pid))) continue;
     try {
-      rmSync(join(dataDir, name), { recursive: true, force: true });
+      rmSync(join(dir, name), { recursive: true, force: true });
     } catch {}
   }
 }

@@ -1,6 +1,7 @@
 import t from 'tap';
-import { writeFileSync, readdirSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeFileSync, readdirSync, existsSync, readFileSync, statSync, mkdirSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { basename, join } from 'node:path';
 import { runCli } from '../helpers/child.js';
 import { startServer } from '../helpers/server.js';
 import { platformProbe, probePath } from '../helpers/probe.js';
@@ -99,15 +100,23 @@ t.test('backup while a server runs, restore into an empty dir, and the credentia
   const [shop] = JSON.parse((await cli('app', 'list')).stdout);
   const credential = JSON.parse((await cli('credential', 'create', '--app', shop.id)).stdout);
   const file = join(dir, 'backup.mdb');
+  // What a backup killed before its rename leaves, and one still being made by a live process.
+  const gone = join(dir, `.backup-${spawnSync('true').pid}-k1ll3d`);
+  const live = join(dir, `.backup-${process.pid}-st1llm4k1ng`);
+  for (const staging of [gone, live]) {
+    mkdirSync(staging);
+    writeFileSync(join(staging, 'data.mdb'), 'partial copy');
+  }
   const backedUp = await cli('backup', file);
   t.equal(backedUp.code, 0, backedUp.stderr);
   t.ok(existsSync(file));
   t.equal(statSync(file).mode & 0o777, 0o600, 'a backup is as private as the data it copies');
   t.same(
     readdirSync(dir).filter((name) => name.startsWith('.backup-')),
-    [],
-    'no staging left behind',
+    [basename(live)],
+    'no staging left behind: its own removed, one a killed backup left removed, a live one kept',
   );
+  rmSync(live, { recursive: true });
   const overwrite = await cli('backup', file);
   t.equal(overwrite.code, 1, 'an existing backup file is kept');
   t.match(overwrite.stderr, /--force/);
