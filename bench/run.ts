@@ -2,6 +2,7 @@ import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseOptions, UsageError, type BenchOptions } from './options.js';
+import { summarize, type ServiceRun } from './summary.js';
 import { WRK_INSTALL_HINT, wrkAvailable } from './wrk.js';
 import { startCeiling } from './ceiling.js';
 import { startService } from './service-process.js';
@@ -9,13 +10,12 @@ import { RouteUnavailable, serviceClient } from './client.js';
 import { seedUsers, signIn, type Seeding } from './seed.js';
 import { PROFILE_WRITE, scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
 import { errorShare, measurePaired, prepareScripts, type LoadSettings, type Target } from './measure.js';
-import { coldStart, memoryAfterSweep, type ColdStart, type MemoryFigures } from './scale.js';
+import { coldStart, memoryAfterSweep, type MemoryFigures } from './scale.js';
 import { formatTable, judge, resultsPath, writeResults, type ScenarioOutcome } from './report.js';
-import { formatHotFunctions, hottestFunctions, type HotFunction } from './cpu-profile.js';
+import { formatHotFunctions, hottestFunctions } from './cpu-profile.js';
 import { measureStorageFloor, type StorageFloor } from './storage-floor.js';
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
@@ -53,22 +53,6 @@ async function main(): Promise<number> {
   }
 }
 
-interface ServiceRun {
-  users: number;
-  firstStartMs: number;
-  seeding?: Omit<Seeding, 'users'>;
-  seedingSkipped?: string;
-  outcomes: ScenarioOutcome[];
-  memory?: MemoryFigures;
-  memorySkipped?: string;
-  coldStart: ColdStart;
-  /** Measured when the profile write was: its reference on the storage side. */
-  storageFloor?: StorageFloor;
-  storageFloorFailed?: string;
-  /** Set when the service under test exited on its own during the run. */
-  serviceDied?: string;
-  hot?: HotFunction[];
-}
 
 async function measureService(
   options: BenchOptions,
@@ -197,38 +181,6 @@ async function measureService(
   } finally {
     if (!stopped) await service.stop();
   }
-}
-
-function summarize(options: BenchOptions, run: ServiceRun): string {
-  const lines = [
-    ...(run.serviceDied ? [`THE SERVICE EXITED DURING THE RUN (${run.serviceDied})`] : []),
-    ...(options.nodeFlags.length > 0 ? [`service node flags: ${options.nodeFlags.join(' ')}`] : []),
-    ...(options.restartAfterSeeding ? ['routes measured in a service started anew after the seeding (--restart-after-seeding)'] : []),
-    ...(options.serviceLog ? [`service output appended to ${options.serviceLog}`] : []),
-    `load: wrk -t${options.threads} -c${options.connections}, ${options.warmupSeconds}s warm-up, then ${options.rounds} alternating rounds of ceiling and route, ${options.seconds}s each in total`,
-    run.seeding
-      ? `seeding: ${run.users} users in ${run.seeding.seconds.toFixed(1)}s = ${run.seeding.usersPerSecond.toFixed(0)} users/s (one PUT each, ${options.seedConcurrency} in flight)`
-      : `seeding: skipped (${run.seedingSkipped})`,
-  ];
-  if (run.memory) {
-    const m = run.memory;
-    lines.push(
-      `memory: RssAnon ${mb(m.rssAnonAfterSeedBytes)} after seeding, ${mb(m.rssAnonAfterSweepBytes)} after ${m.sweptReads} sweep reads (${run.users} users) and ${m.writes} writes; actors resident: ${m.actorsResident ?? 'n/a'}`,
-    );
-    if (m.sweptReads < run.users) lines.push(`  warning: the sweep read only ${m.sweptReads} of ${run.users} users`);
-  } else lines.push(`memory: skipped (${run.memorySkipped})`);
-  const floor = run.storageFloor;
-  const write = run.outcomes.find((o) => o.name === PROFILE_WRITE.name && o.result);
-  if (run.storageFloorFailed) lines.push(`storage floor: FAILED (${run.storageFloorFailed})`);
-  if (floor && write?.result && write.ceiling) {
-    lines.push(
-      `storage floor: ${floor.writesPerSecond.toFixed(0)} durable record rewrites/s (${floor.connections} in flight, no HTTP, p50 ${floor.p50Ms.toFixed(2)} ms, p99 ${floor.p99Ms.toFixed(1)} ms, ${floor.cpuMicrosPerWrite.toFixed(0)} µs CPU per write, loop ${(floor.loopUtilization * 100).toFixed(0)}% busy) = ${(floor.writesPerSecond / write.ceiling.requestsPerSecond).toFixed(2)}× the profile write's ceiling; the profile write reached ${((write.result.requestsPerSecond / floor.writesPerSecond) * 100).toFixed(0)}% of it`,
-    );
-  }
-  lines.push(
-    `start: ${run.firstStartMs.toFixed(0)} ms on an empty dir; cold start ${run.coldStart.coldStartMs.toFixed(0)} ms on the seeded dir (RssAnon ${mb(run.coldStart.rssAnonAtStartBytes)})`,
-  );
-  return lines.join('\n');
 }
 
 main().then(

@@ -1,21 +1,6 @@
 import t from 'tap';
 import { formatTable, judge, type ScenarioOutcome } from '../../bench/report.js';
-import type { Measured } from '../../bench/measure.js';
-
-const measured = (requestsPerSecond: number, p50Ms: number, p99Ms: number, cpu: number): Measured => ({
-  requests: requestsPerSecond * 10,
-  seconds: 10,
-  requestsPerSecond,
-  p50Ms,
-  p75Ms: p50Ms,
-  p90Ms: p99Ms,
-  p99Ms,
-  non2xx: 0,
-  socketErrors: { connect: 0, read: 0, write: 0, timeout: 0 },
-  cpuMicrosPerRequest: cpu,
-  loopCpuMicrosPerRequest: cpu * 0.75,
-  majorFaultsPerThousand: 0,
-});
+import { measured } from './measured.js';
 
 t.test('a measured row names its own and the ceiling’s figures in their columns; a skipped one has dashes and a note', async (t) => {
   const route = measured(12000, 4.72, 28.5, 90);
