@@ -1,6 +1,6 @@
 import t from 'tap';
 import { formatTable, judge, type ScenarioOutcome } from '../../bench/report.js';
-import { measured } from './measured.js';
+import { measured } from '../helpers/measured.js';
 
 t.test('a measured row names its own and the ceiling’s figures in their columns; a skipped one has dashes and a note', async (t) => {
   const route = measured(12000, 4.72, 28.5, 90);

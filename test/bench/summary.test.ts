@@ -2,7 +2,7 @@ import t from 'tap';
 import { parseOptions } from '../../bench/options.js';
 import { PROFILE_WRITE } from '../../bench/scenarios.js';
 import { summarize, type ServiceRun } from '../../bench/summary.js';
-import { measured } from './measured.js';
+import { measured } from '../helpers/measured.js';
 
 const MB = 2 ** 20;
 
