@@ -34,7 +34,6 @@ export const STORAGE_SETTINGS: readonly StorageSetting[] = [
   { name: 'overlappingSync off: the flush inside the commit', durable: true, options: { overlappingSync: false }, write: 'child transaction' },
   // Child transactions are refused with a write map.
   { name: 'write map (useWritemap), a plain put per write', durable: true, options: { useWritemap: true }, write: 'put' },
-  { name: 'answered once committed, before its flush', durable: false, options: { separateFlushed: true }, write: 'child transaction' },
   { name: 'noSync: no fdatasync at all', durable: false, options: { noSync: true }, write: 'child transaction' },
 ];
 

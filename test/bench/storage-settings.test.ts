@@ -41,5 +41,5 @@ t.test('each setting rewrites seeded records in an environment of its own, remov
   const table = formatSettings(measurements).split('\n');
   t.equal(table.length, 2 + STORAGE_SETTINGS.length, 'a header, a rule and a row per setting');
   t.match(table[2], /^as served.* yes .* 1\.00$/, 'the service\'s setting is the base of the ratios');
-  t.match(table.at(-1), / NO /, 'a setting that answers before the flush is marked not durable');
+  t.match(table.at(-1), / NO /, 'a setting without a flush is marked not durable');
 });
