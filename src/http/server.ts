@@ -98,9 +98,6 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     // clients then reconnect (and find the next server) rather than lose a request sent as the
     // connections close.
     const close = reply.status === 413 || draining;
-    // uWS takes a HEAD answer (`endWithoutBody` with a length) for one still pending, and aborts the
-    // process when its handler returns without an abort handler (a synchronous answer has none: see `handlerOf`).
-    if (ctx.method === 'HEAD') res.onAborted(ignoreAbort);
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));
       if (contentType) res.writeHeader('content-type', contentType);
@@ -119,6 +116,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         if (close) res.writeHeader('connection', 'close');
         res.endWithoutBody();
       } else if (ctx.method === 'HEAD') {
+        // uWS takes an answer ended this way (with a length) for one still pending, and aborts the process
+        // when the request handler returns without an abort handler (a synchronous answer has none: see `handlerOf`).
+        res.onAborted(ignoreAbort);
         // uWS reads nothing more on a connection after a HEAD answer: the client is told to close it.
         res.endWithoutBody(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength, true);
       } else res.end(payload, close);
