@@ -53,7 +53,6 @@ async function main(): Promise<number> {
   }
 }
 
-
 async function measureService(
   options: BenchOptions,
   settings: LoadSettings,
