@@ -320,6 +320,25 @@ t.test('image fields take raster images: an SVG is refused at once, however long
   t.equal(preview.status, 400, 'and no preview is drawn of it');
 });
 
+t.test('an image over the pixel limit is refused from its header, before it is decoded, and no preview is drawn of one', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f9/data`;
+  // 10 000 × 5 001 pixels, one over 50 MP; a flat colour compresses to a few kB.
+  const large = await sharp({ create: { width: 10_000, height: 5_001, channels: 3, background: '#08f' } }).png({ compressionLevel: 1 }).toBuffer();
+  const res = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: large, type: 'image/png' } }) });
+  t.equal(res.status, 400, res.text);
+  t.same(res.body.field_errors, { avatar: ['must be at most 50 megapixels'] });
+  const kept = await server.request('GET', base, { app: server.app });
+  t.equal(kept.status, 404, 'nothing was stored');
+
+  const file = await server.request('PUT', base, { app: server.app, rawBody: form({ contract: { bytes: large, type: 'image/png' } }) });
+  t.equal(file.status, 200, 'a file field takes it as a file');
+  await server.deps.apps.update(server.app.id, { schema: { ...schema, fields: { ...schema.fields, contract: { type: 'image' } } } });
+  const preview = await server.request('GET', `${base}/fields/contract?preview=small`, { app: server.app });
+  t.equal(preview.status, 400, preview.text);
+  t.same(preview.body.field_errors, { preview: ['the stored file must be at most 50 megapixels'] });
+});
+
 t.test('verify reports a file a profile describes that is not stored', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const appId = server.app.id;
