@@ -15,7 +15,7 @@ export const APP_GROUPS = '/applications/:app/groups';
 export function groupResourceRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, groups, showWrapper } = feature;
   const parseMyGroupsQuery = listQueryParser([]);
-  const parseGroupsQuery = listQueryParser(['lookup_filter']);
+  const parseGroupsQuery = listQueryParser(['lookup_filter'], { lookupByName: true });
 
   const remove = async (ctx: RequestContext) => {
     await groups.remove(actingOf(ctx), ctx.params.group);

@@ -11,7 +11,14 @@ import { pageSizeParam } from '../../http/page-query.js';
 
 const META_LIMIT = 16 * 1024;
 
-const Name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200, 'name is at most 200 characters'), NO_CONTROL_CHARACTERS);
+const GROUP_NAME_LIMIT = 200;
+const Name = v.pipe(
+  v.string('name must be a string'),
+  v.trim(),
+  v.minLength(1, 'name is required'),
+  v.maxLength(GROUP_NAME_LIMIT, `name is at most ${GROUP_NAME_LIMIT} characters`),
+  NO_CONTROL_CHARACTERS,
+);
 
 const Meta = v.pipe(
   jsonRecord(v.record(v.string(), v.unknown()), 'meta must be an object'),
@@ -108,16 +115,27 @@ const PagingFields = {
   after: v.optional(v.pipe(v.string(), v.regex(LISTED_ID, 'after must be the ID of a listed group, member or invite'))),
 };
 
-const FilterFields = {
-  lookup_filter: v.optional(
+/**
+ * A `lookup_filter`: its comma list, trimmed, without repeats. For group names (`orWhole`) its whole
+ * text is one value more when that has a comma and could be a name, so a name with a comma can be
+ * asked for.
+ */
+const lookupFilter = (orWhole: boolean) =>
+  v.optional(
     v.pipe(
       v.string(),
-      v.transform((list) => [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))]),
-      v.minLength(1, 'lookup_filter lists at least one value'),
-      v.maxLength(100, 'lookup_filter holds at most 100 values'),
-      v.check((values) => values.every((value) => value.length <= 320), 'a lookup_filter value is at most 320 characters'),
+      v.transform((list) => ({ whole: list.trim(), values: [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))] })),
+      v.check(({ values }) => values.length >= 1, 'lookup_filter lists at least one value'),
+      v.check(({ values }) => values.length <= 100, 'lookup_filter holds at most 100 values'),
+      v.check(({ values }) => values.every((value) => value.length <= 320), 'a lookup_filter value is at most 320 characters'),
+      v.transform(({ whole, values }) =>
+        orWhole && whole.includes(',') && whole.length <= GROUP_NAME_LIMIT ? [...values, whole] : values,
+      ),
     ),
-  ),
+  );
+
+const FilterFields = {
+  lookup_filter: lookupFilter(false),
   ensured_user_id: v.optional(UserId),
 };
 
@@ -125,9 +143,14 @@ export type ListQuery = v.InferOutput<v.ObjectSchema<typeof PagingFields & typeo
 
 /**
  * The parser of a list's query: `page_size` 1..100 (default 20), `after`, and the filters that list
- * takes; any other parameter, or one given twice, is a 400.
+ * takes; any other parameter, or one given twice, is a 400. `lookupByName`: the list's
+ * `lookup_filter` matches group names.
  */
-export function listQueryParser(filters: ReadonlyArray<keyof typeof FilterFields>): (ctx: RequestContext) => ListQuery {
-  const schema = v.strictObject({ ...PagingFields, ...Object.fromEntries(filters.map((name) => [name, FilterFields[name]])) });
+export function listQueryParser(
+  filters: ReadonlyArray<keyof typeof FilterFields>,
+  { lookupByName = false } = {},
+): (ctx: RequestContext) => ListQuery {
+  const fields = { ...FilterFields, lookup_filter: lookupFilter(lookupByName) };
+  const schema = v.strictObject({ ...PagingFields, ...Object.fromEntries(filters.map((name) => [name, fields[name]])) });
   return (ctx) => parseQuery(ctx, schema) as ListQuery;
 }

@@ -166,6 +166,23 @@ t.test('platform groups: create answers the plain group; paging and lookup_filte
   t.equal((await api.get(`/groups?lookup_filter=${'z'.repeat(5000)}`)).status, 400);
 });
 
+t.test('a group name with a comma is found when lookup_filter asks for it whole', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ids: Record<string, string> = {};
+  for (const name of ['Sales, EMEA', 'Sales', 'EMEA', 'Other']) ids[name] = (await api.post('/groups', { name })).body.id;
+  const found = async (filter: string) => {
+    const res = await api.get(`/groups?lookup_filter=${encodeURIComponent(filter)}`);
+    t.equal(res.status, 200, filter);
+    return res.body.results.map((g: any) => g.id).sort();
+  };
+  t.same(await found(' sales, emea '), [ids['Sales, EMEA'], ids.Sales, ids.EMEA].sort(), 'the whole name, and each listed value');
+  t.same(await found('Sales,Other'), [ids.Sales, ids.Other].sort(), 'a whole text that names no group adds nothing');
+  t.same(await found('Sales, EMEA, Other'), [ids.Sales, ids.EMEA, ids.Other].sort(), 'only the whole text, not a part of the list');
+  const members = await api.get(`/groups/${ids.Sales}/members?lookup_filter=${encodeURIComponent('a@example.com,b@example.com')}`);
+  t.equal(members.status, 200, 'member lists take comma lists as before');
+});
+
 t.test('GET /me/groups lists the caller groups of the token app, paged', async (t) => {
   const server = await startServer(t);
   const ada = await person(server, 'ada@example.com');
