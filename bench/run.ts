@@ -1,7 +1,8 @@
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseOptions, UsageError, type BenchOptions } from './options.js';
+import { parseOptions, type BenchOptions } from './options.js';
+import { runMain } from './main.js';
 import { summarize, type ServiceRun } from './summary.js';
 import { WRK_INSTALL_HINT, wrkAvailable } from './wrk.js';
 import { startCeiling } from './ceiling.js';
@@ -182,10 +183,4 @@ async function measureService(
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    process.stderr.write(`${error instanceof UsageError ? error.message : (error?.stack ?? String(error))}\n`);
-    process.exit(error instanceof UsageError ? 64 : 1);
-  },
-);
+void runMain(main);

@@ -8,7 +8,8 @@ import { serviceClient } from './client.js';
 import { seedUsers, signIn } from './seed.js';
 import { luaString, writeRawScript } from './lua.js';
 import { writeResults } from './report.js';
-import { UNLIMITED } from './options.js';
+import { UNLIMITED, UsageError } from './options.js';
+import { runMain } from './main.js';
 import { median } from './measure.js';
 
 // The soak (issue 7): a bounded mixed load (platform reads, /me reads, profile writes) in intervals,
@@ -53,16 +54,21 @@ end
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: { minutes: { type: 'string', default: '5' }, interval: { type: 'string', default: '30' }, users: { type: 'string', default: '2000' } },
-  });
+  const usage = 'usage: npm run bench:soak -- [--minutes M] [--interval S] [--users N]';
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: process.argv.slice(2),
+      options: { minutes: { type: 'string', default: '5' }, interval: { type: 'string', default: '30' }, users: { type: 'string', default: '2000' } },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message, usage);
+  }
   const minutes = Number(values.minutes);
   const interval = Number(values.interval);
   const userCount = Number(values.users);
   if (![minutes, interval, userCount].every((v) => Number.isFinite(v) && v > 0)) {
-    process.stderr.write('usage: npm run bench:soak -- [--minutes M] [--interval S] [--users N]\n');
-    return 2;
+    throw new UsageError('--minutes, --interval and --users must be positive numbers', usage);
   }
   if (!wrkAvailable()) {
     process.stderr.write(`${WRK_INSTALL_HINT}\n`);
@@ -119,10 +125,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    process.stderr.write(`${(error as Error).stack ?? error}\n`);
-    process.exit(1);
-  },
-);
+void runMain(main);

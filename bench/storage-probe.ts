@@ -1,5 +1,5 @@
 import { writeResults } from './report.js';
-import { UsageError } from './options.js';
+import { runMain } from './main.js';
 import { formatSettings, measureSetting, parseProbeOptions, selectedSettings, type SettingMeasurement } from './storage-settings.js';
 
 // The storage probe: the storage floor (durable record rewrites, no HTTP, no service code) on a
@@ -25,10 +25,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    process.stderr.write(`${error instanceof UsageError ? error.message : (error as Error).stack}\n`);
-    process.exit(error instanceof UsageError ? 2 : 1);
-  },
-);
+void runMain(main);
