@@ -5,7 +5,7 @@ import { UsageError } from '../../bench/options.js';
 const run = async (main: () => Promise<number>) => {
   const codes: number[] = [];
   let written = '';
-  await runMain(main, (code) => codes.push(code), { write: (text: string) => (written += text) } as unknown as NodeJS.WriteStream);
+  await runMain(main, (code) => codes.push(code), { write: (text: string) => (written += text) });
   return { codes, written };
 };
 
