@@ -32,8 +32,8 @@ export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must
     message,
   );
 
-/** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters. */
-export const NO_CONTROL_CHARACTERS = v.regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters');
+/** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters (C0, DEL, C1). */
+export const NO_CONTROL_CHARACTERS = v.regex(/^\P{Cc}*$/u, 'must not contain control characters');
 
 /** `config.redirect_uris[1]`: where a value lies, written the way a caller writes it; `body` for the whole input. */
 export function shownPath(keys: readonly unknown[]): string {

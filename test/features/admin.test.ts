@@ -70,6 +70,7 @@ t.test('validation errors answer 400 with field_errors and store nothing', async
     [{}, 'name'],
     [{ name: '' }, 'name'],
     [{ name: 42 }, 'name'],
+    [{ name: 'Shop\u0085Two' }, 'name'],
     [{ name: 'x', extra: 1 }, 'extra'],
     [{ name: 'x', schema: { fields: { a: { type: 'date' } } } }, 'schema.fields.a.type'],
     [{ name: 'x', schema: { fields: { 'bad name': { type: 'string' } } } }, 'schema.fields.bad name'],
