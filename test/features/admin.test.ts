@@ -165,6 +165,23 @@ t.test('credentials: create shows the secret once, list masks it, delete revokes
   t.equal(again.status, 404);
 });
 
+t.test('of concurrent deletes of one credential only one answers 204; the others find it gone', async (t) => {
+  const app = (await server.request('POST', '/admin/applications', { headers: admin, body: { name: 'Race' } })).body;
+  const { key } = (await server.request('POST', `/admin/applications/${app.id}/credentials`, { headers: admin })).body;
+  const path = `/admin/applications/${app.id}/credentials/${key}`;
+  const answers = await Promise.all(Array.from({ length: 8 }, () => server.request('DELETE', path, { headers: admin })));
+  t.strictSame(
+    answers.map((res) => res.status).sort(),
+    [204, 404, 404, 404, 404, 404, 404, 404],
+  );
+  for (const res of answers.filter((res) => res.status === 404)) t.equal(res.body.code, 'E_CREDENTIAL_NOT_FOUND');
+
+  // Started in one turn, as a request and the CLI may: each reads before any of them commits.
+  const second = await server.deps.apps.createCredential(app.id);
+  const revokes = await Promise.allSettled([1, 2, 3].map(() => server.deps.apps.revokeCredential(app.id, second.key)));
+  t.strictSame(revokes.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected', 'rejected']);
+});
+
 t.test('a missing or wrong admin token answers 401 on every route', async (t) => {
   const routes = adminRoutes(server.app);
   const wrong: Record<string, string>[] = [

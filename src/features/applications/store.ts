@@ -153,9 +153,10 @@ export class ApplicationStore {
 
   /** Deleting a credential revokes it for the very next request. */
   async revokeCredential(appId: string, key: string): Promise<void> {
-    const c = this.credentials.get(key);
-    if (!c || c.app_id !== appId) throw notFound('credential', key);
+    // Read inside the write transaction: of concurrent deletes (requests, the CLI) only one finds it.
     await this.store.commit(() => {
+      const c = this.credentials.get(key);
+      if (!c || c.app_id !== appId) throw notFound('credential', key);
       this.credentials.remove(key);
       this.appCredentials.remove([appId, key]);
     });
