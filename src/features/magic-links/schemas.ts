@@ -16,7 +16,7 @@ const Expiration = v.pipe(
 
 const RedirectUrl = v.pipe(
   v.string(),
-  v.maxLength(2048),
+  v.maxLength(2048, 'must be at most 2048 characters'),
   v.check(isAbsoluteHttpUrl, 'must be an absolute http(s) URL'),
 );
 

@@ -60,6 +60,9 @@ t.test('POST /me/auth/magic refuses bad bodies and missing tokens', async (t) =>
     t.equal(res.status, 400, JSON.stringify(body));
     t.equal(res.body.code, 'E_VALIDATION');
   }
+  const longUrl = await server.request('POST', '/me/auth/magic', { token, body: { redirect_url: `https://app.example/${'a'.repeat(2048)}` } });
+  t.equal(longUrl.status, 400);
+  t.same(longUrl.body.field_errors, { redirect_url: ['must be at most 2048 characters'] }, "in words, not the validator's");
   const anonymous = await server.request('POST', '/me/auth/magic');
   t.equal(anonymous.status, 401);
   t.equal(anonymous.body.code, 'E_UNAUTHORIZED');

@@ -66,6 +66,13 @@ t.test('unknown, malformed and expired refresh tokens', async (t) => {
   }
   const noBody = await server.request('POST', '/hub/auth/token');
   t.equal(noBody.body.code, 'E_VALIDATION');
+  const overlong = await server.request('POST', '/hub/auth/token', { body: { refresh_token: 'x'.repeat(513), client_id: 'c'.repeat(257) } });
+  t.equal(overlong.status, 400);
+  t.same(
+    overlong.body.field_errors,
+    { refresh_token: ['must be at most 512 characters'], client_id: ['must be at most 256 characters'] },
+    "in words, not the validator's",
+  );
 
   const signedIn = await signInByLink(server, 'ada@example.com');
   clock.advance(30 * 86_400_000);
