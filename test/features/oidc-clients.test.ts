@@ -528,6 +528,24 @@ t.test('paging walks every client once in both orders with an exact total', asyn
   t.same(foreign.body, { total_results: 0, results: [] }, "another app's list holds none of them");
 });
 
+t.test('a page past 32 MiB of clients answers 400 on page_size, never a page built whole in memory', async (t) => {
+  const server = await startServer(t);
+  const base = clientsPath(server.app);
+  // 33 clients near the 1 MiB body cap (their config's own keys are kept as given): 34 MB, past LIST_BYTES_LIMIT.
+  const config = { notes: 'n'.repeat(1_040_000) };
+  for (let i = 0; i < 33; i++) await createClient(server, { name: `big ${i}`, config });
+  for (const query of ['', '?page_size=33', '?page_size=1000&sort=desc']) {
+    const res = await server.request('GET', `${base}${query}`, { app: server.app });
+    expectError(t, res, 400, 'E_VALIDATION');
+    t.strictSame(Object.keys(res.body.field_errors), ['page_size'], `${query}: ask for fewer`);
+  }
+  const fewer = await server.request('GET', `${base}?page_size=16`, { app: server.app });
+  t.equal(fewer.status, 200);
+  t.equal(fewer.body.total_results, 33);
+  t.equal(fewer.body.results.length, 16);
+  t.equal(fewer.body.results[0].config.notes, config.notes);
+});
+
 t.test('malformed or out-of-range paging parameters answer 400, never a clamped page', async (t) => {
   const server = await startServer(t);
   await createClient(server);

@@ -1,4 +1,4 @@
-import { noContent, ok } from '../../http/reply.js';
+import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import { PAGE_PARAMS, pageQueryParser } from '../../http/page-query.js';
@@ -35,7 +35,7 @@ export function oidcClientRoutes(deps: Deps): Route[] {
       path: base,
       before,
       query: 'parsed',
-      handle: (ctx) => ok(clients.list(callerAppId(ctx.caller), pageOf(ctx))),
+      handle: (ctx) => jsonBytes(clients.list(callerAppId(ctx.caller), pageOf(ctx))),
     },
     {
       method: 'GET',

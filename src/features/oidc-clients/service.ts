@@ -2,7 +2,8 @@ import { notFound, validationError } from '../../lib/errors.js';
 import { isoDate } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
-import { readPage, type PageRequest } from '../../storage/paging.js';
+import { pageEntries, type PageRequest } from '../../storage/paging.js';
+import { LIST_BYTES_LIMIT } from '../users/listing.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { Deps } from '../../deps.js';
 import {
@@ -28,16 +29,14 @@ export interface OidcClient extends StoredClient {
   credentials: Credential[];
 }
 
-export interface ClientPage {
-  total_results: number;
-  results: OidcClient[];
-}
-
 /** The clear secret of a credential minted by this request, shown in its answer only. */
 interface Revealed {
   clientId: string;
   secret: string;
 }
+
+const pageTooLarge = () =>
+  validationError({ page_size: [`the page holds more than ${LIST_BYTES_LIMIT / (1024 * 1024)} MiB of clients: ask for fewer per page`] });
 
 export const clientCount = (appId: string): Key => ['oidc_clients', appId];
 const clientLock = (appId: string, clientId: string) => `oidc_client:${appId}\u0000${clientId}`;
@@ -56,13 +55,22 @@ export class OidcClientService {
     this.credentials = deps.store.db<StoredCredential>('oidc_credentials');
   }
 
-  list(appId: string, page: Omit<PageRequest, 'prefix'>): ClientPage {
+  /**
+   * A page as the JSON text of `{total_results, results}`. A client may hold up to 1 MiB of `config`,
+   * so a page of 1000 could be a gigabyte built in memory: it is refused as it passes
+   * LIST_BYTES_LIMIT, before the rest is read.
+   */
+  list(appId: string, page: Omit<PageRequest, 'prefix'>): string {
     const now = this.deps.clock.now();
-    const entries = readPage(this.clients, { prefix: [appId], ...page });
-    return {
-      total_results: this.deps.runtime.counter(clientCount(appId)),
-      results: entries.map(({ value }) => this.show(value, now)),
-    };
+    const results: string[] = [];
+    let bytes = 0;
+    for (const { value } of pageEntries(this.clients, { prefix: [appId], ...page })) {
+      const client = JSON.stringify(this.show(value, now));
+      bytes += Buffer.byteLength(client);
+      if (bytes > LIST_BYTES_LIMIT) throw pageTooLarge();
+      results.push(client);
+    }
+    return `{"total_results":${this.deps.runtime.counter(clientCount(appId))},"results":[${results.join(',')}]}`;
   }
 
   get(appId: string, clientId: string): OidcClient {
