@@ -4,7 +4,7 @@ import type { RateLimit } from './http/rate-limit.js';
 import { isHttpOrigin } from './lib/urls.js';
 
 const intFromEnv = (min: number, max: number) =>
-  v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min), v.maxValue(max));
+  v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
 
 /** `perSecond/burst`, or `0` for no limit; a limit lets at least one request through a second (`5/0` would refuse them all). */
 const rateFromEnv = v.pipe(

@@ -31,7 +31,7 @@ function errorOf(fn: () => unknown): unknown {
 t.test('a bad value is refused with a message naming the variable', async (t) => {
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: 'abc' }, /PORT: must be a whole number/],
-    [{ PORT: '70000' }, /PORT/],
+    [{ PORT: '70000' }, /PORT: must be at most 65535/],
     [{ SVC_BRAND: 'Acme!' }, /SVC_BRAND: lowercase letters and digits only/],
     [{ SVC_PUBLIC_URL: 'not a url' }, /SVC_PUBLIC_URL: must be an absolute URL/],
     [{ SVC_ADMIN_TOKEN: 'short' }, /SVC_ADMIN_TOKEN: must be at least 16 characters/],
@@ -39,7 +39,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ SVC_ADMIN_TOKEN: 'correct horse battery staple' }, /SVC_ADMIN_TOKEN: must not contain whitespace/],
     [{ SVC_ADMIN_TOKEN: 'admin-token-0123456789abcdef\n' }, /SVC_ADMIN_TOKEN: must not contain whitespace/],
     [{ SVC_LOG_LEVEL: 'loud' }, /SVC_LOG_LEVEL/],
-    [{ SVC_MAX_ACTORS: '0' }, /SVC_MAX_ACTORS/],
+    [{ SVC_MAX_ACTORS: '0' }, /SVC_MAX_ACTORS: must be at least 1/],
     [{ SVC_JSON_LIMIT: '1.5' }, /SVC_JSON_LIMIT/],
     [{ SVC_PUBLIC_URL: 'ftp://files.example' }, /SVC_PUBLIC_URL: must be an http\(s\) URL/],
     [{ SVC_PUBLIC_URL: 'http://x.example/base?a=1' }, /SVC_PUBLIC_URL: must be a base URL/],

@@ -89,6 +89,8 @@ t.test('validation errors answer 400 with field_errors and store nothing', async
     t.equal(res.body.code, 'E_VALIDATION');
     t.ok(res.body.field_errors?.[field], `field_errors names ${field}: ${JSON.stringify(res.body.field_errors)}`);
   }
+  const long = await server.request('POST', '/admin/applications', { headers: admin, body: { name: 'x'.repeat(201) } });
+  t.same(long.body.field_errors, { name: ['name is at most 200 characters'] }, 'in words, as every validation message');
   const update = await server.request('PATCH', `/admin/applications/${server.app.id}`, {
     headers: admin,
     body: { name: '   ' },

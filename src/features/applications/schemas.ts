@@ -40,7 +40,7 @@ export const AppSchemaSchema = jsonObject(
 export type AppSchema = v.InferOutput<typeof AppSchemaSchema>;
 export type FieldSpec = v.InferOutput<typeof FieldSchema>;
 
-export const AppNameSchema = v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200), NO_CONTROL_CHARACTERS);
+export const AppNameSchema = v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200, 'name is at most 200 characters'), NO_CONTROL_CHARACTERS);
 
 export const CreateAppSchema = v.strictObject({
   name: AppNameSchema,
