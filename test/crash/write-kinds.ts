@@ -125,6 +125,48 @@ const signOutEverywhere: WriteKind<{ userId: string; token: string }> = {
   },
 };
 
+interface SpentAck {
+  link: string;
+  /** The refresh token the sign-in issued, once a refresh has rotated it away. */
+  rotated?: string;
+}
+
+/**
+ * Signs a new user in by magic link, then refreshes: acknowledged = the link is spent, and then the
+ * first refresh token too. Checked with what is refused for good (a spent link, a reused token), so
+ * checking again after later cycles reads the same.
+ */
+const spentOnce: WriteKind<SpentAck> = {
+  name: 'magic link redeemed, refresh token rotated',
+  async write(context, n) {
+    const made = await call(context, 'POST', '/hub/auth/magic', {
+      body: { verification_type: 'email', data: { email: `crash-spent-${n}@example.com` } },
+    });
+    if (made.status !== 200) return undefined;
+    const link = new URL(made.body.link).pathname;
+    const redeemed = await call(context, 'GET', link);
+    if (redeemed.status !== 200) return undefined;
+    const ack: SpentAck = { link };
+    try {
+      const refreshed = await call(context, 'POST', '/hub/auth/token', { body: { refresh_token: redeemed.body.refresh_token } });
+      if (refreshed.status === 200) ack.rotated = redeemed.body.refresh_token;
+    } catch {
+      // Killed before the refresh was acknowledged: the spent link stands.
+    }
+    return ack;
+  },
+  async missing(context, acks) {
+    const lost = [];
+    for (const ack of acks) {
+      const again = await call(context, 'GET', ack.link);
+      const reused = ack.rotated ? await call(context, 'POST', '/hub/auth/token', { body: { refresh_token: ack.rotated } }) : undefined;
+      const spent = again.body?.code === 'E_LINK_EXPIRED' && (!reused || reused.body?.code === 'E_INVALID_REFRESH_TOKEN');
+      if (!spent) lost.push(ack);
+    }
+    return lost;
+  },
+};
+
 interface GroupAck {
   groupId: string;
   /** 1: group created, 2: a member added, 3: an invite accepted through its link. */
@@ -179,5 +221,6 @@ export const writeKinds: WriteKind<any>[] = [
   credentialCreate,
   profileUpsert,
   signOutEverywhere,
+  spentOnce,
   groupStory,
 ];
