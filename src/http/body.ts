@@ -140,7 +140,9 @@ function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
   if (!boundary) throw malformedMultipart('the content type names no boundary');
   // uWS parses what it can of a truncated body and drops the rest: the closing delimiter shows it arrived whole.
   if (!raw.includes(`--${boundary}--`)) throw malformedMultipart('the body has no closing boundary: it was cut short or is not multipart');
-  const parts = uws.getParts(raw, contentType);
+  // uWS reads everything after its `boundary=` as the boundary, quotes (.NET sends them) and later
+  // parameters too, and a type not in lower case not at all: it is handed the boundary alone.
+  const parts = uws.getParts(raw, `multipart/form-data; boundary=${boundary}`);
   if (!parts) throw malformedMultipart('malformed multipart/form-data body');
   // uWS skips a part without headers; each delimiter but the closing one opens a part.
   if (parts.length !== occurrences(raw, `--${boundary}`) - 1) throw malformedMultipart('every part needs its headers (a Content-Disposition naming it)');

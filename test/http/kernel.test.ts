@@ -152,6 +152,20 @@ t.test('a multipart body must arrive whole, name every part once, and carry UTF-
   t.equal(noBoundary.status, 400);
 });
 
+t.test('a multipart boundary is read as RFC 2045 writes parameters: quoted, among others, in any case', async (t) => {
+  const body = '--XX\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--XX--\r\n';
+  for (const contentType of [
+    'multipart/form-data; boundary="XX"',
+    'multipart/form-data; boundary=XX; charset=utf-8',
+    'multipart/form-data; charset=utf-8; boundary=XX',
+    'Multipart/Form-Data; Boundary=XX',
+  ]) {
+    const res = await fetch(`${url}/upload`, { method: 'PUT', headers: { 'content-type': contentType }, body });
+    t.equal(res.status, 200, contentType);
+    t.same(((await res.json()) as any).body?.fields, { a: '1' }, contentType);
+  }
+});
+
 t.test('an oversize body answers 413 and the server stays healthy', async (t) => {
   const declared = await fetch(`${url}/echo`, {
     method: 'POST',
