@@ -154,7 +154,7 @@ function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
       throw validationError({ [part.name]: ['given more than once'] });
     }
     const data = Buffer.from(new Uint8Array(part.data));
-    if (part.filename !== undefined || (part.type !== undefined && part.type !== 'text/plain')) {
+    if (part.filename !== undefined || (part.type !== undefined && mediaType(part.type) !== 'text/plain')) {
       files.set(part.name, { data, contentType: part.type ?? 'application/octet-stream', filename: part.filename });
     } else {
       if (!isUtf8(data)) throw validationError({ [part.name]: ['text parts are UTF-8'] });

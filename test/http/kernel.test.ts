@@ -166,6 +166,15 @@ t.test('a multipart boundary is read as RFC 2045 writes parameters: quoted, amon
   }
 });
 
+t.test('a multipart part typed text/plain with parameters, or in any case, is a text part', async (t) => {
+  for (const partType of ['text/plain; charset=utf-8', 'Text/Plain']) {
+    const body = `--XX\r\nContent-Disposition: form-data; name="a"\r\nContent-Type: ${partType}\r\n\r\n1\r\n--XX--\r\n`;
+    const res = await fetch(`${url}/upload`, { method: 'PUT', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body });
+    t.equal(res.status, 200, partType);
+    t.same(((await res.json()) as any).body, { kind: 'multipart', fields: { a: '1' }, files: {} }, partType);
+  }
+});
+
 t.test('an oversize body answers 413 and the server stays healthy', async (t) => {
   const declared = await fetch(`${url}/echo`, {
     method: 'POST',
