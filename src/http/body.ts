@@ -81,7 +81,10 @@ export function readJsonText(raw: Buffer): JsonRead {
   return isUtf8(raw) ? readJsonString(raw.toString('utf8')) : { problem: 'not UTF-8' };
 }
 
-/** JSON parsed from text already decoded, or why it cannot be: malformed, nested past `MAX_JSON_DEPTH`, or with a lone surrogate. */
+/**
+ * JSON parsed from text already decoded, or why it cannot be: malformed, nested past `MAX_JSON_DEPTH`,
+ * holding a number past a double's range, or with a lone surrogate.
+ */
 export function readJsonString(text: string): JsonRead {
   let value: unknown;
   try {
@@ -89,7 +92,8 @@ export function readJsonString(text: string): JsonRead {
   } catch (error) {
     return { problem: (error as Error).message };
   }
-  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) return { problem: `arrays and objects nest at most ${MAX_JSON_DEPTH} levels deep` };
+  const problem = unkeepable(value);
+  if (problem) return { problem };
   const loneSurrogate = findLoneSurrogate(text, value);
   return loneSurrogate ? { loneSurrogate } : { value };
 }
@@ -101,18 +105,27 @@ function parseJson(raw: Buffer): unknown {
   return read.value;
 }
 
-/** Whether `value` nests arrays and objects deeper than `limit`; iterative, so no depth can overflow the stack. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
+const TOO_DEEP = `arrays and objects nest at most ${MAX_JSON_DEPTH} levels deep`;
+/** JSON.parse reads such a number as ±Infinity, which JSON writes back as null: it could not be kept as sent. */
+const OUT_OF_RANGE = 'a number is beyond the range of a double (about ±1.8e308)';
+
+/**
+ * Why a parsed value cannot be taken: arrays and objects nested deeper than `MAX_JSON_DEPTH`, or a
+ * number out of range; iterative, so no depth can overflow the stack.
+ */
+function unkeepable(value: unknown): string | undefined {
+  if (typeof value === 'number' && !Number.isFinite(value)) return OUT_OF_RANGE;
   const pending: Array<[unknown, number]> = [[value, 1]];
   while (pending.length > 0) {
     const [next, depth] = pending.pop()!;
     if (typeof next !== 'object' || next === null) continue;
-    if (depth > limit) return true;
+    if (depth > MAX_JSON_DEPTH) return TOO_DEEP;
     for (const child of Array.isArray(next) ? next : Object.values(next)) {
       if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+      else if (typeof child === 'number' && !Number.isFinite(child)) return OUT_OF_RANGE;
     }
   }
-  return false;
+  return undefined;
 }
 
 /** An `application/x-www-form-urlencoded` body; a name given twice is refused (RFC 6749 §3.2). */

@@ -125,6 +125,19 @@ t.test('JSON must be UTF-8 and nest at most 64 levels: 400, whatever the route d
   t.match(((await latin1.json()) as any).message, /not UTF-8/);
 });
 
+t.test('a JSON number past the range of a double is 400 E_BAD_JSON: it would read as Infinity and be kept as null', async (t) => {
+  const post = (body: string) => fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  for (const body of ['{"a":1e400}', '{"a":[[-1e309]]}', '1e400']) {
+    const res = await post(body);
+    t.equal(res.status, 400, body);
+    const error = (await res.json()) as any;
+    expectErrorBody(t, error, 400, 'E_BAD_JSON');
+    t.match(error.message, /beyond the range of a double/, body);
+  }
+  const largest = await post('{"a":1.7976931348623157e308,"b":1e-400}');
+  t.same(((await largest.json()) as any).body.value, { a: 1.7976931348623157e308, b: 0 }, 'the largest double passes; an underflow is rounded like any other digit');
+});
+
 t.test('a multipart body must arrive whole, name every part once, and carry UTF-8 text', async (t) => {
   const put = (body: string | Uint8Array) =>
     fetch(`${url}/upload`, { method: 'PUT', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: body as BodyInit });
