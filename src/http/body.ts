@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { ApiError, badJson, payloadTooLarge, unsupportedMediaType, validationError } from '../lib/errors.js';
+import { ApiError, badJson, payloadTooLarge, unsupportedContentCoding, unsupportedMediaType, validationError } from '../lib/errors.js';
 import { findLoneSurrogate, type LoneSurrogate } from '../lib/lone-surrogates.js';
 import { shownPath } from '../lib/validate.js';
 import type { FilePart, ParsedBody } from './context.js';
@@ -24,6 +24,13 @@ export function mediaType(contentType: string | undefined): string {
  */
 export function bodyLimit(contentType: string | undefined, limits: BodyLimits, accepted: readonly BodyKind[]): number {
   return accepted.includes('multipart') && mediaType(contentType) === 'multipart/form-data' ? limits.multipart : limits.json;
+}
+
+/** Throws 415 up front for a body in a content coding (`gzip`): none is decoded. */
+export function checkContentCoding(contentEncoding: string | undefined): void {
+  if (contentEncoding === undefined) return;
+  const coding = contentEncoding.trim().toLowerCase();
+  if (coding !== '' && coding !== 'identity') throw unsupportedContentCoding(contentEncoding);
 }
 
 /** Throws 413 up front when the declared length is already over the cap. */

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { ApiError, errorBody, internalError, validationError } from '../lib/errors.js';
-import { bodyLimit, checkDeclaredLength, collectBody, parseBody, type BodyLimits } from './body.js';
+import { bodyLimit, checkContentCoding, checkDeclaredLength, collectBody, parseBody, type BodyLimits } from './body.js';
 import type { RequestContext } from './context.js';
 import { HttpRequestContext } from './request-context.js';
 import type { Reply } from './reply.js';
@@ -232,6 +232,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         checkSingleHeaders(ctx);
         decodeParams(ctx);
         if (hasBody) {
+          checkContentCoding(ctx.header('content-encoding'));
           const contentType = ctx.header('content-type');
           const limit = bodyLimit(contentType, limits, accepted);
           checkDeclaredLength(ctx.header('content-length'), limit);

@@ -113,6 +113,10 @@ export const payloadTooLarge = (limit: number) =>
 export const unsupportedMediaType = (contentType: string) =>
   new ApiError(415, 'E_UNSUPPORTED_MEDIA_TYPE', `Content type ${JSON.stringify(contentType)} is not supported`);
 
+/** 415 for a body in a content coding (RFC 9110 §8.4.1): none is decoded, and its bytes read as they are would be misread. */
+export const unsupportedContentCoding = (coding: string) =>
+  new ApiError(415, 'E_UNSUPPORTED_MEDIA_TYPE', `Content encoding ${JSON.stringify(shownKey(coding))} is not supported: send the body unencoded`);
+
 export const rateLimited = (retryAfterSeconds: number) =>
   new ApiError(429, 'E_RATE_LIMITED', 'Too many requests', {
     headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },

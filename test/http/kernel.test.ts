@@ -1,6 +1,7 @@
 import t from 'tap';
 import pino from 'pino';
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { createHttpServer } from '../../src/http/server.js';
 import { ok } from '../../src/http/reply.js';
 import type { Route } from '../../src/http/route.js';
@@ -92,6 +93,17 @@ t.test('an unsupported content type answers 415', async (t) => {
   const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' });
   t.equal(res.status, 415);
   expectErrorBody(t, await res.json(), 415, 'E_UNSUPPORTED_MEDIA_TYPE');
+});
+
+t.test('a body in a content coding is 415, never read as if it were plain', async (t) => {
+  const post = (encoding: string, body: BodyInit) =>
+    fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body });
+  for (const [encoding, body] of [['gzip', gzipSync('{"a":1}')], ['gzip', '{"a":1}'], ['br, gzip', '{}']] as const) {
+    const res = await post(encoding, body);
+    t.equal(res.status, 415, encoding);
+    expectErrorBody(t, await res.json(), 415, 'E_UNSUPPORTED_MEDIA_TYPE');
+  }
+  t.equal((await post('identity', '{"a":1}')).status, 200, 'identity is no coding');
 });
 
 t.test('multipart is refused where the route takes JSON only, parsed where it takes both', async (t) => {
