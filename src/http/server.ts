@@ -177,12 +177,17 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     } else send(ctx, outcome, record);
   }
 
-  function runSteps(route: Route, ctx: RequestContext, from: number): Reply | Promise<Reply> {
+  /**
+   * Runs the route's steps from `from`, then `readBody`, then its handler: a caller refused by a step
+   * (credentials, rate limits) has its body received but never parsed.
+   */
+  function runSteps(route: Route, ctx: RequestContext, from: number, readBody?: () => void): Reply | Promise<Reply> {
     const steps = route.before ?? [];
     for (let i = from; i < steps.length; i++) {
       const pending = steps[i](ctx);
-      if (pending instanceof Promise) return pending.then(() => runSteps(route, ctx, i + 1));
+      if (pending instanceof Promise) return pending.then(() => runSteps(route, ctx, i + 1, readBody));
     }
+    readBody?.();
     if (route.query === undefined && ctx.rawQuery !== '') parseQuery(ctx, NO_FIELDS);
     return route.handle(ctx);
   }
@@ -238,10 +243,11 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
           checkDeclaredLength(ctx.header('content-length'), limit);
           const collecting = collectBody(res, limit);
           cancelBody = collecting.cancel;
-          outcome = collecting.body.then((raw) => {
-            ctx.body = parseBody(raw, contentType, accepted);
-            return runSteps(route, ctx, 0);
-          });
+          outcome = collecting.body.then((raw) =>
+            runSteps(route, ctx, 0, () => {
+              ctx.body = parseBody(raw, contentType, accepted);
+            }),
+          );
         } else outcome = runSteps(route, ctx, 0);
       } catch (error) {
         outcome = errorReply(ctx, error);

@@ -54,3 +54,18 @@ t.test("another application's credentials answer 403", async (t) => {
   t.equal(own.status, 200);
   t.same(own.body, { app: other.id });
 });
+
+t.test('credentials are checked before the body is parsed: a caller without them learns nothing of its body', async (t) => {
+  const path = `/applications/${server.app.id}/users/u1/data`;
+  for (const [contentType, body] of [
+    ['application/json', '{"data":'],
+    ['text/plain', 'hello'],
+  ]) {
+    const res = await server.request('PUT', path, { headers: { 'content-type': contentType }, rawBody: body });
+    t.equal(res.status, 401, contentType);
+    t.equal(res.body.code, 'E_UNAUTHORIZED');
+  }
+  const credential = { id: server.app.id, ...(await server.deps.apps.createCredential(server.app.id)) };
+  const malformed = await server.request('PUT', path, { app: credential, headers: { 'content-type': 'application/json' }, rawBody: '{"data":' });
+  t.equal(malformed.status, 400, 'with them, the body is read');
+});

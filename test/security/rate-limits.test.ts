@@ -43,6 +43,8 @@ t.test('per client IP on /hub/auth/*, before anything else runs', async (t) => {
   for (let i = 0; i < 2; i++) t.equal((await server.request('GET', '/hub/auth/keys')).status, 200);
   expectLimited(t, await server.request('GET', '/hub/auth/keys'));
   expectLimited(t, await server.request('POST', '/hub/auth/token', { body: { refresh_token: 'x' } }));
+  const unparsed = await server.request('POST', '/hub/auth/token', { headers: { 'content-type': 'application/json' }, rawBody: '{"refresh_token":' });
+  expectLimited(t, unparsed);
   t.equal((await server.request('GET', '/health')).status, 200, 'other routes are not limited by it');
   clock.advance(2000);
   t.equal((await server.request('GET', '/hub/auth/keys')).status, 200);
