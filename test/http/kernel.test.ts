@@ -280,6 +280,19 @@ t.test('malformed percent-encoding in a path parameter answers 400', async (t) =
   expectErrorBody(t, await res.json(), 400, 'E_VALIDATION');
 });
 
+t.test('malformed percent-encoding in a query answers 400, as in a path, where the route reads its query', async (t) => {
+  for (const query of ['q=a%zz', 'q=100%', 'q=%E0%A4%A', 'q=%FF', 'q=%ED%A0%80', '%zz=1']) {
+    const res = await fetch(`${url}/items/1?${query}`);
+    t.equal(res.status, 400, query);
+    const body = await res.json();
+    expectErrorBody(t, body, 400, 'E_VALIDATION');
+    t.same(body.field_errors, { query: ['malformed percent-encoding (a % must start an escape of UTF-8)'] });
+  }
+  const fine = await fetch(`${url}/items/1?q=${encodeURIComponent('50% off, é')}+now`);
+  t.same(await fine.json(), { id: '1', q: '50% off, é now' }, 'escapes of UTF-8 and + for a space read as ever');
+  t.equal((await fetch(`${url}/spend/1?utm=%zz`)).status, 200, 'a route that ignores its query ignores this too');
+});
+
 /** Sends `bytes` on a fresh connection; resolves with everything answered until the server closes it (or `waitMs` passes). */
 function exchange(bytes: string, waitMs = 500): Promise<{ text: string; closed: boolean }> {
   return new Promise((resolve) => {
