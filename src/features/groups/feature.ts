@@ -1,12 +1,14 @@
 import type { Deps } from '../../deps.js';
 import type { Route, Step } from '../../http/route.js';
-import { notFound } from '../../lib/errors.js';
+import { notFound, validationError } from '../../lib/errors.js';
 import { GroupService } from './group-service.js';
 import { InviteService } from './invite-service.js';
 import { MemberService } from './member-service.js';
 import { GroupReads } from './reads.js';
 import { renderGroup, renderInvite, renderMember, type GroupView, type InviteView, type MemberView } from './render.js';
 import { userReadsAddress, type ProfileReader } from '../users/profile-views.js';
+import type { UserRef } from '../users/directory.js';
+import type { Acting } from './acting.js';
 
 /** The groups feature's services, built once and shared by its routes. */
 export interface GroupsFeature {
@@ -19,6 +21,11 @@ export interface GroupsFeature {
   showMember(member: MemberView, reader: ProfileReader): ReturnType<typeof renderMember>;
   /** An invite as `reader` may see it: on `/me`, its address only where a user may read that field. */
   showInvite(invite: InviteView, reader: ProfileReader): ReturnType<typeof renderInvite>;
+  /**
+   * 400 when a user on `/me` names a member's or invite's user by an address the app keeps from its
+   * users: the answer (the user's ID, or `E_MEMBER_EXISTS` naming it) would tell who holds it.
+   */
+  requireNamable(acting: Acting, ref: UserRef | undefined): void;
   /** The Group-with-member wrapper, which only `/me` answers. */
   showWrapper(pair: { group: GroupView; member: MemberView }): { group: ReturnType<typeof renderGroup>; member: ReturnType<typeof renderMember> };
 }
@@ -37,6 +44,13 @@ export function createGroupsFeature(deps: Deps): GroupsFeature {
     showInvite(invite, reader) {
       const schema = reader === 'user' ? deps.apps.require(invite.context.appId).schema : undefined;
       return renderInvite(invite, (kind) => schema === undefined || userReadsAddress(schema, kind));
+    },
+    requireNamable(acting, ref) {
+      if (acting.kind !== 'user' || ref === undefined || 'user_id' in ref) return;
+      const kind = 'email' in ref ? 'email' : 'phone';
+      if (!userReadsAddress(deps.apps.require(acting.appId).schema, kind)) {
+        throw validationError({ [kind]: ['users of this app may not read this field: name the user by user_id'] });
+      }
     },
     showWrapper: ({ group, member }) => ({ group: renderGroup(group), member: showMember(member, 'user') }),
   };

@@ -4,7 +4,8 @@ import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import { expectNoFields, parseJsonBody } from '../../lib/validate.js';
 import { callerUser } from '../../auth/bearer-auth.js';
-import { actingOf, userActingOf } from './acting.js';
+import { actingOf, userActingOf, type Acting } from './acting.js';
+import type { UserRef } from '../users/directory.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
 import { isActiveOwner } from './keys.js';
@@ -12,21 +13,23 @@ import { InviteBody, optionalUserRefOf, userRefOf, listQueryParser, type UserFie
 
 /** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
 export function inviteRoutes(feature: GroupsFeature): Route[] {
-  const { deps, reads, invites, showInvite, showWrapper } = feature;
+  const { deps, reads, invites, showInvite, showWrapper, requireNamable } = feature;
   const parseInvitesQuery = listQueryParser(['ensured_user_id']);
 
-  const requestOf = <Ref>(ctx: RequestContext, refOf: (fields: UserFields) => Ref) => {
+  const requestOf = <Ref extends UserRef | undefined>(ctx: RequestContext, acting: Acting, refOf: (fields: UserFields) => Ref) => {
     const { user_id, email, phone, ...rest } = parseJsonBody(ctx, InviteBody);
-    return { ...rest, ref: refOf({ user_id, email, phone }) };
+    const ref = refOf({ user_id, email, phone });
+    requireNamable(acting, ref);
+    return { ...rest, ref };
   };
   const create = async (ctx: RequestContext) => {
     const acting = actingOf(ctx);
-    const { invite, link } = await invites.create(acting, ctx.params.group, requestOf(ctx, userRefOf));
+    const { invite, link } = await invites.create(acting, ctx.params.group, requestOf(ctx, acting, userRefOf));
     return ok({ link, invitation: showInvite(invite, acting.kind) });
   };
   const update = async (ctx: RequestContext) => {
     const acting = actingOf(ctx);
-    return ok(showInvite(await invites.update(acting, ctx.params.group, ctx.params.invite, requestOf(ctx, optionalUserRefOf)), acting.kind));
+    return ok(showInvite(await invites.update(acting, ctx.params.group, ctx.params.invite, requestOf(ctx, acting, optionalUserRefOf)), acting.kind));
   };
   const remove = async (ctx: RequestContext) => {
     await invites.remove(actingOf(ctx), ctx.params.group, ctx.params.invite);

@@ -12,13 +12,14 @@ import { userReadsAddress } from '../users/profile-views.js';
 
 /** Members under `/me/groups/{group}` (owners manage, active members read) and the platform's. */
 export function memberRoutes(feature: GroupsFeature): Route[] {
-  const { deps, reads, members, showMember } = feature;
+  const { deps, reads, members, showMember, requireNamable } = feature;
   const parseMembersQuery = listQueryParser(['lookup_filter']);
 
   const add = async (ctx: RequestContext) => {
     const body = parseJsonBody(ctx, MemberCreateBody);
     const request = { ref: userRefOf(body), roles: body.roles, state: body.state };
     const acting = actingOf(ctx);
+    requireNamable(acting, request.ref);
     return ok(showMember(await members.add(acting, ctx.params.group, request), acting.kind));
   };
   const setRoles = async (ctx: RequestContext) => {

@@ -152,3 +152,37 @@ t.test('on /me a member list is searched by email or phone only where a user may
   const platformFound = (await api.get(`/groups/${group.id}/members?lookup_filter=bob@example.com`)).body.results.map((m: any) => m.user_id);
   t.same(platformFound, [bob.userId], 'the platform searches every address');
 });
+
+t.test('on /me a member or invite names its user by email or phone only where a user may read that field', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  // email listed without rights: the app keeps it from its users; phone_number keeps its implicit ones.
+  await server.deps.apps.update(server.app.id, { schema: { fields: { email: { type: 'string' } }, allow_unknown_fields: true } });
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const carol = await person(server, 'carol@example.com');
+  const { group } = await groupOf(server, ada);
+  await api.post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: [] });
+  const base = `/me/groups/${group.id}`;
+
+  const refused = { email: ['users of this app may not read this field: name the user by user_id'] };
+  const invite = await as(server, ada).post(`${base}/invites`, { email: 'bob@example.com', roles: [] });
+  t.equal(invite.status, 400, "an invite by a hidden email does not tell which member holds it (409 naming bob's ID)");
+  t.same(invite.body.field_errors, refused);
+  const member = await as(server, ada).post(`${base}/members`, { email: 'carol@example.com', roles: [] });
+  t.equal(member.status, 400, "nor does a member by a hidden email (carol's ID in the answer)");
+  t.same(member.body.field_errors, refused);
+  t.notOk(JSON.stringify([invite.body, member.body]).includes(bob.userId) || JSON.stringify(member.body).includes(carol.userId));
+
+  const pending = (await api.post(`/groups/${group.id}/invites`, { email: 'dee@example.com', roles: [] })).body.invitation;
+  const guess = await as(server, ada).put(`${base}/invites/${pending.id}`, { email: 'dee@example.com', roles: ['x'] });
+  t.equal(guess.status, 400, 'an invite PUT cannot test a guessed address either');
+  t.same(guess.body.field_errors, refused);
+  t.same((await api.get(`/groups/${group.id}/invites/${pending.id}`)).body.roles, [], 'and changes nothing');
+
+  const byPhone = await as(server, ada).post(`${base}/invites`, { phone: '+1 555 0100', roles: [] });
+  t.equal(byPhone.status, 200, 'a readable phone still names a user');
+  t.equal((await as(server, ada).post(`${base}/members`, { user_id: carol.userId, roles: [] })).status, 200, 'and a user ID always');
+  t.equal((await api.post(`/groups/${group.id}/invites`, { email: 'carol2@example.com', roles: [] })).status, 200, 'the platform names users by any address');
+  t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 6, 'ada, bob, dee, the phone, carol and carol2: no refused body made a member');
+});
