@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
-import { claimDataDir, DataDirInUse, removeLeftovers, servingProcess } from './server-claim.js';
+import { CLAIM_FILE, claimDataDir, DataDirInUse, removeLeftovers, servingProcess } from './server-claim.js';
 
 /** The file LMDB keeps an environment's data in, inside the data dir. */
 const DATA_FILE = 'data.mdb';
@@ -61,7 +61,7 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   if (!source?.isFile() || !(await isWholeLmdbFile(file))) throw new BackupError(`${file} is not a whole LMDB backup file (cut short, or not LMDB at all)`);
   const server = servingProcess(dataDir);
   if (server !== undefined) throw new BackupError(`${dataDir} is served by process ${server}; stop the server first`);
-  if (!options.force && (await visibleEntries(dataDir)).length > 0) {
+  if (!options.force && (await dataEntries(dataDir)).length > 0) {
     throw new BackupError(`${dataDir} is not empty; pass --force to replace its data (stop the server first)`);
   }
   await mkdir(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
@@ -141,10 +141,14 @@ async function syncToDisk(path: string): Promise<void> {
   }
 }
 
-/** Entries of `dir` other than dotfiles (a checkout's `data/.gitkeep`); none when `dir` is absent. */
-async function visibleEntries(dir: string): Promise<string[]> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  return names.filter((name) => !name.startsWith('.'));
+/**
+ * Entries of a data dir other than dotfiles (a checkout's `data/.gitkeep`) and its claim, which no live
+ * process holds once `servingProcess` found none: a restore or a server start killed before it wrote
+ * any data leaves one. None when the dir is absent.
+ */
+async function dataEntries(dataDir: string): Promise<string[]> {
+  const names = await readdir(dataDir).catch(() => [] as string[]);
+  return names.filter((name) => !name.startsWith('.') && name !== CLAIM_FILE);
 }
 
 async function checkBackup(dir: string, file: string): Promise<void> {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
  * so that a PID another process has taken since (after a reboot, PIDs start over) is not mistaken
  * for the server that wrote the claim.
  */
-const CLAIM_FILE = 'server.pid';
+export const CLAIM_FILE = 'server.pid';
 
 export class DataDirInUse extends Error {}
 

@@ -206,3 +206,35 @@ t.test('a claim removes the working copies that processes killed while claiming 
   t.same(readdirSync(dataDir).sort(), ['.gitkeep', `.restore-${running.pid}`, `.server.pid.${running.pid}`, 'server.pid'].sort());
   release();
 });
+
+t.test('a restore killed while it copies leaves nothing the next restore trips over: it restores without --force', async (t) => {
+  const dir = t.testdir();
+  const served = join(dir, 'served');
+  t.equal((await runCli(['app', 'create', '--name', 'Shop'], { dataDir: served })).code, 0);
+  const backup = join(dir, 'backup.mdb');
+  t.equal((await runCli(['backup', backup], { dataDir: served })).code, 0);
+
+  // A restore into an absent data dir, killed once its copy is made, before the rename.
+  const dataDir = join(dir, 'restored');
+  const backupModule = join(await compiledService(), 'src', 'storage', 'backup.js');
+  const killedMidway = [
+    "import fs from 'node:fs';",
+    "import { syncBuiltinESMExports } from 'node:module';",
+    'const { copyFile } = fs.promises;',
+    "fs.promises.copyFile = async (...args) => { await copyFile(...args); process.kill(process.pid, 'SIGKILL'); };",
+    'syncBuiltinESMExports();',
+    `const { restoreDataDir } = await import(${JSON.stringify(backupModule)});`,
+    `await restoreDataDir(${JSON.stringify(dataDir)}, ${JSON.stringify(backup)});`,
+  ].join('\n');
+  const child = spawn(process.execPath, ['--input-type=module', '-e', killedMidway], { stdio: 'ignore' });
+  const signal = await new Promise((resolve) => child.once('exit', (_code, exitSignal) => resolve(exitSignal)));
+  t.equal(signal, 'SIGKILL');
+  t.notOk(existsSync(join(dataDir, 'data.mdb')), 'the killed restore left no data');
+  t.ok(existsSync(join(dataDir, 'server.pid')), 'but its claim');
+
+  const again = await runCli(['restore', backup], { dataDir });
+  t.equal(again.code, 0, again.stderr);
+  t.same(readdirSync(dataDir), ['data.mdb'], 'nothing of the killed restore is left');
+  const listed = await runCli(['app', 'list'], { dataDir });
+  t.same(JSON.parse(listed.stdout).map((app: { name: string }) => app.name), ['Shop']);
+});
