@@ -1,7 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
+import { isWholeLmdbFile, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
 import { CLAIM_FILE, claimDataDir, DataDirInUse, removeLeftovers, servingProcess } from './server-claim.js';
 
@@ -58,7 +58,7 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
  */
 export async function restoreDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
   const source = await stat(file).catch(() => undefined);
-  if (!source?.isFile() || !(await isWholeLmdbFile(file))) throw new BackupError(`${file} is not a whole LMDB backup file (cut short, or not LMDB at all)`);
+  if (!source?.isFile() || !isWholeLmdbFile(file)) throw new BackupError(`${file} is not a whole LMDB backup file (cut short, or not LMDB at all)`);
   const server = servingProcess(dataDir);
   if (server !== undefined) throw new BackupError(`${dataDir} is served by process ${server}; stop the server first`);
   if (!options.force && (await dataEntries(dataDir)).length > 0) {
@@ -93,38 +93,6 @@ function claimOrRefuse(dataDir: string): () => void {
   } catch (error) {
     if (error instanceof DataDirInUse) throw new BackupError(error.message);
     throw error;
-  }
-}
-
-/**
- * Where the fields of an LMDB meta page lie, in the LMDB build lmdb-js ships (its pages open with a
- * 24-byte header). The file starts with two meta pages; the one with the higher transaction ID is
- * current.
- */
-const META = { magic: 24, pageSize: 48, lastPage: 144, txnId: 152, end: 160 } as const;
-const LMDB_MAGIC = 0xbeefc0de;
-
-/**
- * Whether `file` is an LMDB file that holds every page its current meta page names. Checked before
- * LMDB opens it: LMDB maps the file and dies of SIGBUS on a page past its end (a cut-short copy), or
- * crashes on a foreign file.
- */
-async function isWholeLmdbFile(file: string): Promise<boolean> {
-  const handle = await open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    const metaAt = async (offset: number) => {
-      const { buffer, bytesRead } = await handle.read(Buffer.alloc(META.end), 0, META.end, offset);
-      if (bytesRead < META.end || buffer.readUInt32LE(META.magic) !== LMDB_MAGIC) return undefined;
-      return { pageSize: buffer.readUInt32LE(META.pageSize), lastPage: buffer.readBigUInt64LE(META.lastPage), txnId: buffer.readBigUInt64LE(META.txnId) };
-    };
-    const first = await metaAt(0);
-    if (!first || first.pageSize < 512 || first.pageSize > 65536) return false;
-    const second = await metaAt(first.pageSize);
-    const current = second && second.txnId > first.txnId ? second : first;
-    return BigInt(size) >= (current.lastPage + 1n) * BigInt(first.pageSize);
-  } finally {
-    await handle.close();
   }
 }
 

@@ -1,8 +1,9 @@
 import { open, type Database, type Key, type RootDatabase } from 'lmdb';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unavailable } from '../lib/errors.js';
+import { DataDirNotReady } from './not-ready.js';
 
 export type { Database, Key };
 
@@ -49,6 +50,7 @@ export const ENV_OPTIONS = { compression: false, maxDbs: 64, noSubdir: false } a
 export function openStore(path: string, options: StoreOptions = {}): Store {
   const readOnly = options.readOnly ?? false;
   if (!readOnly) mkdirSync(path, { recursive: true, mode: OWNER_ONLY_DIR });
+  refuseBrokenDataFile(path);
   const root = open({ path, ...ENV_OPTIONS, readOnly });
   if (!readOnly) ownerOnly(path);
   const absent = readOnly ? scratchDatabases() : undefined;
@@ -94,6 +96,49 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
       await absent?.close();
     },
   };
+}
+
+/**
+ * Where the fields of an LMDB meta page lie, in the LMDB build lmdb-js ships (its pages open with a
+ * 24-byte header). The file starts with two meta pages; the one with the higher transaction ID is
+ * current.
+ */
+const META = { magic: 24, pageSize: 48, lastPage: 144, txnId: 152, end: 160 } as const;
+const LMDB_MAGIC = 0xbeefc0de;
+
+/**
+ * Whether `file` is an LMDB file that holds every page its current meta page names. Checked before
+ * LMDB opens it: LMDB maps the file and dies of SIGBUS on a page past its end (a cut-short copy), or
+ * crashes on a foreign file.
+ */
+export function isWholeLmdbFile(file: string): boolean {
+  const fd = openSync(file, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    const metaAt = (offset: number) => {
+      const buffer = Buffer.alloc(META.end);
+      if (readSync(fd, buffer, 0, META.end, offset) < META.end || buffer.readUInt32LE(META.magic) !== LMDB_MAGIC) return undefined;
+      return { pageSize: buffer.readUInt32LE(META.pageSize), lastPage: buffer.readBigUInt64LE(META.lastPage), txnId: buffer.readBigUInt64LE(META.txnId) };
+    };
+    const first = metaAt(0);
+    if (!first || first.pageSize < 512 || first.pageSize > 65536) return false;
+    const second = metaAt(first.pageSize);
+    const current = second && second.txnId > first.txnId ? second : first;
+    return BigInt(size) >= (current.lastPage + 1n) * BigInt(first.pageSize);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Refuses a data dir whose data file LMDB would die of mapping (a copy of the dir cut short), so that
+ * the server, the CLI and `verify` say so instead of ending on SIGBUS. An empty one is new: LMDB makes it.
+ */
+function refuseBrokenDataFile(path: string): void {
+  const file = join(path, 'data.mdb');
+  if (statSync(file, { throwIfNoEntry: false })?.size && !isWholeLmdbFile(file)) {
+    throw new DataDirNotReady(`${file} is not a whole LMDB file (cut short, or not LMDB at all): restore the data dir from a backup`);
+  }
 }
 
 /**

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { request as httpRequest } from 'node:http';
-import { runEntry, startChildServer } from '../helpers/child.js';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCli, runEntry, startChildServer } from '../helpers/child.js';
 
 const ADMIN_TOKEN = 'lifecycle-admin-token-0123';
 
@@ -38,6 +40,35 @@ t.test('a bad configuration value stops the start with a clear message', async (
   t.match(result.stderr, /Invalid configuration:\n\s+PORT: must be a whole number\n\s+SVC_BRAND: lowercase letters and digits only/);
   t.notMatch(result.stderr, /\bat \S+:\d+/, 'a message, not a stack trace');
   t.equal(result.stdout, '', 'nothing was started or printed');
+});
+
+t.test('a data file cut short stops the start, the commands and verify with a message, not a SIGBUS', async (t) => {
+  const dir = t.testdir();
+  const dataDir = join(dir, 'data');
+  t.equal((await runCli(['app', 'create', '--name', 'Shop'], { dataDir })).code, 0);
+  const dataFile = join(dataDir, 'data.mdb');
+  // What a copy of the data dir made by hand and cut short holds.
+  const whole = readFileSync(dataFile);
+  writeFileSync(dataFile, whole.subarray(0, whole.length / 2));
+  const cutShort = /data\.mdb is not a whole LMDB file \(cut short, or not LMDB at all\): restore the data dir from a backup/;
+
+  const start = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' } });
+  t.same([start.code, start.signal], [1, null], start.stderr);
+  t.match(start.stderr, /^Cannot start: /);
+  t.match(start.stderr, cutShort);
+  t.notOk(existsSync(join(dataDir, 'server.pid')), 'the failed start left no claim');
+  for (const args of [['app', 'list'], ['backup', join(dir, 'backup.mdb')]]) {
+    const command = await runCli(args, { dataDir });
+    t.same([command.code, command.signal], [1, null], args.join(' '));
+    t.match(command.stderr, cutShort, args.join(' '));
+  }
+  const verified = await runCli(['verify'], { dataDir });
+  t.same([verified.code, verified.signal], [1, null]);
+  t.match(JSON.parse(verified.stdout).problems, [cutShort]);
+
+  // An empty data file is a new one (a first start killed before LMDB wrote it): LMDB makes it.
+  writeFileSync(dataFile, '');
+  t.equal((await runCli(['app', 'create', '--name', 'Again'], { dataDir })).code, 0);
 });
 
 t.test('SIGTERM mid-request: the request in flight is answered and stored, then exit 0', async (t) => {
