@@ -179,16 +179,21 @@ export function ownerOnly(dataDir: string): void {
   restrict(dataDir, OWNER_ONLY_DIR);
   for (const name of readdirSync(dataDir)) {
     const file = join(dataDir, name);
-    if (statSync(file).isFile()) restrict(file, OWNER_ONLY_FILE);
+    if (statSync(file, { throwIfNoEntry: false })?.isFile()) restrict(file, OWNER_ONLY_FILE);
   }
 }
 
-/** Only its owner may change a file's mode: another account allowed to use the data dir leaves it as it is. */
+/**
+ * Only its owner may change a file's mode: another account allowed to use the data dir leaves it as it
+ * is. A file gone since it was listed (the claim draft of a server starting beside this process) is
+ * not narrowed either.
+ */
 function restrict(path: string, mode: number): void {
   try {
     chmodSync(path, mode);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+    const { code } = error as NodeJS.ErrnoException;
+    if (code !== 'EPERM' && code !== 'ENOENT') throw error;
   }
 }
 

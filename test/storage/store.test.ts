@@ -1,6 +1,7 @@
 import t from 'tap';
 import { decodeValue, openStore } from '../../src/storage/store.js';
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import fs, { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -83,6 +84,29 @@ t.test('a data dir and its files are its owner\'s alone: they hold the pepper an
   await opened.commit(() => opened.db('x').put('k', 1));
   t.equal(statSync(dir).mode & 0o777, 0o700, 'a dir made open before is closed at the next open');
   for (const name of readdirSync(dir)) t.equal(statSync(join(dir, name)).mode & 0o777, 0o600, name);
+});
+
+t.test('a file another process removes while the data dir is narrowed (a claim draft beside a starting server) does not fail the open', async (t) => {
+  const dir = join(t.testdir(), 'data');
+  mkdirSync(dir);
+  const draft = join(dir, '.server.pid.12345');
+  writeFileSync(draft, '12345\n');
+  // The other process removes its draft right after this one listed the data dir.
+  const { readdirSync: list } = fs;
+  fs.readdirSync = ((...args: Parameters<typeof list>) => {
+    const names = list(...args);
+    if (args[0] === dir) rmSync(draft, { force: true });
+    return names;
+  }) as typeof list;
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    fs.readdirSync = list;
+    syncBuiltinESMExports();
+  });
+  const opened = openStore(dir);
+  t.teardown(() => opened.close());
+  await opened.commit(() => opened.db('x').put('k', 1));
+  t.equal(opened.db('x').get('k'), 1);
 });
 
 t.test('a read-only store reads a database its data dir lacks as empty, and leaves nothing in the temp dir even while open (a verify killed)', async (t) => {
