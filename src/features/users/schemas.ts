@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { MAX_EMAIL_LENGTH } from './addresses.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 import { parseQuery } from '../../lib/validate.js';
+import { isTimestamp } from '../../lib/timestamps.js';
 import type { RequestContext } from '../../http/context.js';
 import { PAGE_PARAMS, pageQueryParser, type PageQuery } from '../../http/page-query.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
@@ -68,7 +69,7 @@ export const StateBodySchema = v.strictObject({ state: v.picklist(['enabled', 'd
 export const MetaBodySchema = v.strictObject({
   last_passkey_registration_prompt: v.pipe(
     v.string('must be an ISO 8601 date-time'),
-    v.isoTimestamp('must be an ISO 8601 date-time'),
+    v.check(isTimestamp, 'must be an ISO 8601 date-time with a time zone, like 2027-01-31T12:00:00Z'),
     v.transform((text) => new Date(text).toISOString()),
   ),
 });

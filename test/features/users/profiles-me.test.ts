@@ -179,6 +179,17 @@ t.test('PUT /me/meta stamps the passkey prompt', async (t) => {
   t.equal(bad.status, 400);
   t.equal(bad.body.code, 'E_VALIDATION');
   t.equal((await server.request('PUT', '/me/meta', { token, body: { other: 1 } })).status, 400);
+
+  // An offset of hours alone was taken by the format check and then failed to parse (a 500); a day
+  // that does not exist rolled over into the next month; a year past 9999 was stored as +010000.
+  for (const text of ['2026-03-04T05:06:07+05', '2026-02-30T00:00:00Z', '2026-03-04T24:00:00Z', '9999-12-31T23:59:59-23:59']) {
+    const refused = await server.request('PUT', '/me/meta', { token, body: { last_passkey_registration_prompt: text } });
+    t.equal(refused.status, 400, `${text}: ${refused.text}`);
+    t.ok(refused.body.field_errors?.last_passkey_registration_prompt);
+  }
+  const offset = await server.request('PUT', '/me/meta', { token, body: { last_passkey_registration_prompt: '2026-03-04T05:06:07+05:30' } });
+  t.equal(offset.body.meta.last_passkey_registration_prompt, '2026-03-03T23:36:07.000Z', 'an offset is stored in UTC');
+  t.equal((await server.request('GET', `/me/applications/${server.app.id}/data`, { token })).body.meta.last_passkey_registration_prompt, '2026-03-03T23:36:07.000Z', 'refused stamps changed nothing');
 });
 
 t.test('/me calls stamp meta.last_active at most once a minute', async (t) => {
