@@ -44,7 +44,8 @@ export const PROFILE_LIMIT = 4 * 1024 * 1024;
 export const ATTRIBUTE_KEYS_LIMIT = 100;
 export const ATTRIBUTE_VALUES_LIMIT = 100;
 const FIELD_NAME_LIMIT = 128;
-const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):([^\s\x00-\x1f\x7f]{1,128})$/;
+/** A name has no whitespace and no control character (C0, DEL or C1). */
+const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):([^\s\x00-\x1f\x7f-\x9f]{1,128})$/;
 const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
 const PHONE = /^\+?[0-9][0-9 ().-]{2,31}$/;
 const SYSTEM_NAMESPACE = 'system';
@@ -205,15 +206,19 @@ function nextAttributes(
 
   for (const [key, value] of Object.entries(given)) {
     const field = `attributes.${shownKey(key)}`;
+    // Own keys only: `__proto__` would find Object.prototype, which equals `{}`.
+    const stored = Object.hasOwn(current, key) ? current[key] : undefined;
+    // Before the key's shape: a key stored before a rule it breaks is sent back as read.
+    if (stored !== undefined && jsonEqual(value, stored)) {
+      next[key] = stored;
+      continue;
+    }
     const match = ATTRIBUTE_KEY.exec(key);
     if (!match) {
       complain(field, 'keys are <namespace>:<name>');
       continue;
     }
-    if (jsonEqual(value, current[key]) || (value === null && current[key] === undefined)) {
-      if (current[key] !== undefined) next[key] = current[key];
-      continue;
-    }
+    if (value === null && stored === undefined) continue;
     if (!mayWrite(match[1])) {
       complain(field, `the ${match[1]}: namespace is reserved`);
       continue;

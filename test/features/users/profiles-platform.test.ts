@@ -2,6 +2,7 @@ import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { startServerWithSchema } from '../../helpers/schema.js';
 import { manualClock } from '../../../src/lib/clock.js';
+import { userLock } from '../../../src/features/users/directory.js';
 
 const schema: Parameters<typeof startServerWithSchema>[1] = {
   fields: {
@@ -359,4 +360,32 @@ t.test('a key the caller chose is named in field errors cut to 64 characters', a
   form.set(long, 'x');
   const part = await server.request('PUT', path, { app: server.app, rawBody: form });
   t.same(Object.keys(part.body.field_errors), [`${long.slice(0, 64)}…`], 'a part name too');
+});
+
+t.test('an attribute name holding a C1 control character is refused like a C0 one; one stored before is sent back as read', async (t) => {
+  const server = await serverWithSchema(t, { fields: {} });
+  const path = `/applications/${server.app.id}/users/c1/data`;
+  for (const key of ['ns:a\u0001b', 'ns:a\u007fb', 'ns:a\u0085b', 'ns:a\u009bb']) {
+    const res = await server.request('PATCH', path, { app: server.app, body: { attributes: { [key]: ['v'], 'ns:ok': ['v'] } } });
+    t.equal(res.status, 400, JSON.stringify(key));
+    t.ok(res.body.field_errors[`attributes.${key}`], `${JSON.stringify(key)} is named`);
+  }
+  t.equal((await server.request('GET', path, { app: server.app })).status, 404, 'nothing was created');
+  const proto = await server.request('PUT', path, { app: server.app, rawBody: '{"attributes":{"__proto__":{}}}', headers: { 'content-type': 'application/json' } });
+  t.ok(proto.body.field_errors?.['attributes.__proto__'], 'a key __proto__ is no attribute key, even as {}');
+  const badNull = await server.request('PUT', path, { app: server.app, body: { attributes: { 'no namespace': null } } });
+  t.ok(badNull.body.field_errors?.['attributes.no namespace'], 'nor is a malformed key removed as null');
+
+  // A key from before the rule: the platform's read, sent back, still passes.
+  const created = await server.request('PUT', path, { app: server.app, body: { attributes: { 'ns:ok': ['v'] } } });
+  t.equal(created.status, 200, created.text);
+  const { runtime, users } = server.deps;
+  await runtime.run([userLock(server.app.id, 'c1')], (turn) => {
+    const attributes = { 'ns:a\u0085b': ['old'], 'ns:ok': ['v'] };
+    users.change(turn, server.app.id, 'c1', { type: 'user.update', data: created.body.data, attributes, at: turn.now });
+  });
+  const read = (await server.request('GET', path, { app: server.app })).body;
+  t.same(Object.keys(read.attributes).sort(), ['ns:a\u0085b', 'ns:ok']);
+  const echoed = await server.request('PUT', path, { app: server.app, body: { attributes: read.attributes } });
+  t.equal(echoed.status, 200, echoed.text);
 });
