@@ -412,3 +412,30 @@ t.test('a field PUT refuses a multipart part besides value, as its JSON body ref
   }
   t.same((await server.request('GET', base, { app: server.app })).body.data, { nickname: 'before', user_id: 'f12' }, 'nothing changed');
 });
+
+t.test('a write-only file field: a value beside its upload is refused whatever it is, so no answer tells the stored descriptor', async (t) => {
+  const server = await startServerWithSchema(t, {
+    fields: { ...schema.fields, id_scan: { type: 'image' as const, user_writable: true } },
+    allow_unknown_fields: false,
+  });
+  const appId = server.app.id;
+  const { userId, token } = await tokenFor(server, { user_id: 'scan-1' });
+  const stored = await png(20, 20, '#0c0');
+  const seeded = await server.request('PUT', `/applications/${appId}/users/${userId}/data`, {
+    app: server.app,
+    rawBody: form({ id_scan: { bytes: stored, type: 'image/png' } }),
+  });
+  t.equal(seeded.status, 200, seeded.text);
+  const hidden = { content_type: 'image/png', size: stored.length, sha256: sha256(stored) };
+  const replacement = await png(30, 30, '#00c');
+  const me = `/me/applications/${appId}/data`;
+  const guess = (value: unknown) =>
+    server.request('PATCH', me, { token, rawBody: form({ data: JSON.stringify({ id_scan: value }), id_scan: { bytes: replacement, type: 'image/png' } }) });
+  const right = await guess(hidden);
+  const wrong = await guess({ ...hidden, size: hidden.size + 1 });
+  t.equal(right.status, 400, 'the right guess is refused');
+  t.same(right.body, wrong.body, 'as the wrong one is, in the same words');
+  t.same(server.deps.users.require(appId, userId).context.data.id_scan, hidden, 'nothing changed');
+  const upload = await server.request('PATCH', me, { token, rawBody: form({ id_scan: { bytes: replacement, type: 'image/png' } }) });
+  t.equal(upload.status, 200, `an upload alone is the user's to make: ${upload.text}`);
+});
