@@ -78,6 +78,17 @@ export function applyProfileChange(
 
 type Complain = (field: string, message: string) => void;
 
+/**
+ * Whether a user's change names a field it cannot read (a write-only one). Such a write is a change
+ * even when it leaves every value as it was: otherwise `meta.modified` standing still would tell the
+ * user that the value it sent was the one stored, or that `null` found the field unset.
+ */
+export function namesUnreadableField(change: ProfileChange, schema: AppSchema, writer: Writer): boolean {
+  if (writer === 'app') return false;
+  const names = [...Object.keys(change.data ?? {}), ...Object.keys(change.files)];
+  return names.some((name) => fieldSpec(schema, name)?.user_readable !== true);
+}
+
 function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRules, report: Complain): ProfileData {
   // A field refused has its complaint already: it is not also reported missing. Made on the first
   // complaint: a write that passes (nearly all) allocates nothing for it.

@@ -3,7 +3,7 @@ import { jsonEqual } from '../../lib/json-equal.js';
 import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { USER_KIND, userKey, userLock } from './directory.js';
-import { applyProfileChange, checkRequiredFields, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
+import { applyProfileChange, checkRequiredFields, namesUnreadableField, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
 import type { AppSchema } from '../applications/schemas.js';
 import type { SessionOf } from '../../auth/revocation.js';
@@ -36,7 +36,8 @@ export class ProfileService {
       if (!current && !options.create) throw notFound('user', userId);
       const before = current?.context ?? { data: {}, attributes: {} };
       const next = applyProfileChange(before, change, rules);
-      const unchanged = jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes);
+      const unchanged =
+        jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes) && !namesUnreadableField(change, schema, writer);
       // A write that changes nothing is no event: `meta.modified` keeps meaning "last changed".
       if (current && !unchanged) {
         users.change(turn, appId, userId, { type: 'user.update', data: next.data, attributes: next.attributes, at: turn.now });

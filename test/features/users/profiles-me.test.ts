@@ -309,3 +309,26 @@ t.test("renaming an app leaves its users' prepared /me bodies current; changing 
   const me = (await server.request('GET', `/me/applications/${server.app.id}/data`, { token: signedIn.access_token })).body;
   t.notOk('nickname' in me.data, 'and /me shows the field no more');
 });
+
+t.test('a /me write naming a write-only field moves meta.modified whatever the stored value, so it tells nothing of it', async (t) => {
+  const clock = manualClock();
+  const server = await startServerWithSchema(t, { ...schema, fields: { ...schema.fields, pin_hint: { type: 'string' as const, user_writable: true } } }, { clock });
+  const { userId, token } = await tokenFor(server, { user_id: 'wo-1' });
+  await server.request('PUT', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app, body: { data: { pin_hint: 'blue' } } });
+  const me = `/me/applications/${server.app.id}/data`;
+  const probes: Array<[string, string, object]> = [
+    ['PATCH', me, { data: { pin_hint: 'blue' } }],
+    ['PUT', `${me}/fields/pin_hint`, { value: 'blue' }],
+    ['PATCH', me, { data: { pin_hint: null } }],
+    ['PATCH', me, { data: { pin_hint: null } }],
+  ];
+  for (const [method, path, body] of probes) {
+    clock.advance(1_000);
+    const res = await server.request(method, path, { token, body });
+    t.equal(res.status, 200, res.text);
+    t.equal(res.body.meta.modified, new Date(clock.now()).toISOString(), `${method} ${JSON.stringify(body)}: modified moves, as it would for another value`);
+  }
+  clock.advance(1_000);
+  const readable = await server.request('PATCH', me, { token, body: { data: { nickname: null } } });
+  t.not(readable.body.meta.modified, new Date(clock.now()).toISOString(), 'a write that changes nothing the user can read is still no modification');
+});
