@@ -125,8 +125,9 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
     }
     // An unchanged value is no write: a profile read and sent back as is passes. Only for fields the
     // writer can read: elsewhere the difference between "unchanged" and "refused" would tell the value.
-    if (mayRead(spec) && (jsonEqual(value, current[name]) || (value === null && current[name] === undefined))) {
-      if (current[name] !== undefined) next[name] = current[name];
+    const stored = Object.hasOwn(current, name) ? current[name] : undefined;
+    if (mayRead(spec) && (jsonEqual(value, stored) || (value === null && stored === undefined))) {
+      if (stored !== undefined) next[name] = stored;
       continue;
     }
     // A field the schema no longer allows may still be removed, one by one.
@@ -169,7 +170,7 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
   for (const [name, spec] of Object.entries(schema.fields)) {
     const named = given !== undefined && Object.hasOwn(given, name);
     const asked = named || (mode === 'replace' && mayRead(spec));
-    if (spec.required && asked && !refused?.has(name) && mayWrite(name, spec) && isMissing(next[name])) {
+    if (spec.required && asked && !refused?.has(name) && mayWrite(name, spec) && isMissing(next, name)) {
       complain(name, 'is required');
     }
   }
@@ -177,12 +178,13 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
   return next;
 }
 
-const isMissing = (value: unknown) => value === undefined || value === '';
+/** Own keys only, as everywhere `data` is read by a field's name: a field named `valueOf` must not find Object.prototype's. */
+const isMissing = (data: ProfileData, name: string) => !Object.hasOwn(data, name) || data[name] === '';
 
 /** 400 `E_USER_UPDATE_FAILED` unless `data` holds every required field: a profile that a write creates starts whole. */
 export function checkRequiredFields(schema: AppSchema, data: ProfileData): void {
   const errors: FieldErrors = {};
-  for (const [name, spec] of Object.entries(schema.fields)) if (spec.required && isMissing(data[name])) addFieldError(errors, name, 'is required');
+  for (const [name, spec] of Object.entries(schema.fields)) if (spec.required && isMissing(data, name)) addFieldError(errors, name, 'is required');
   if (Object.keys(errors).length > 0) throw updateFailed(errors);
 }
 

@@ -26,7 +26,8 @@ export function sampleProfile(profiles: ProfileViews, app: Application, now: num
   const id = newId('user', now);
   const data: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries({ ...IMPLICIT_FIELDS, ...app.schema.fields })) {
-    data[name] = EXAMPLE_BY_NAME[name] ?? EXAMPLE_BY_TYPE[spec.type];
+    // Own keys only: a field named `toString` must not find Object.prototype's.
+    data[name] = Object.hasOwn(EXAMPLE_BY_NAME, name) ? EXAMPLE_BY_NAME[name] : EXAMPLE_BY_TYPE[spec.type];
   }
   data.user_id = id;
   const at = isoDate(now);

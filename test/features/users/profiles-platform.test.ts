@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { startServerWithSchema } from '../../helpers/schema.js';
+import { tokenFor } from '../../helpers/tokens.js';
 import { manualClock } from '../../../src/lib/clock.js';
 import { userLock } from '../../../src/features/users/directory.js';
 
@@ -388,4 +389,30 @@ t.test('an attribute name holding a C1 control character is refused like a C0 on
   t.same(Object.keys(read.attributes).sort(), ['ns:a\u0085b', 'ns:ok']);
   const echoed = await server.request('PUT', path, { app: server.app, body: { attributes: read.attributes } });
   t.equal(echoed.status, 200, echoed.text);
+});
+
+t.test('schema fields named like members of Object.prototype are fields like any other', async (t) => {
+  const server = await startServerWithSchema(t, {
+    fields: {
+      valueOf: { type: 'string' as const, required: true },
+      toString: { type: 'number' as const },
+      hasOwnProperty: { type: 'boolean' as const, user_readable: true },
+    },
+    allow_unknown_fields: false,
+  });
+  const path = `/applications/${server.app.id}/users/proto-named/data`;
+  const missing = await server.request('PUT', path, { app: server.app, body: { data: { toString: 1 } } });
+  t.equal(missing.status, 400, 'a required field named valueOf is required on create');
+  t.same(missing.body.field_errors, { valueOf: ['is required'] });
+  t.equal((await server.request('GET', path, { app: server.app })).status, 404, 'nothing was created');
+  t.equal((await server.request('PUT', path, { app: server.app, body: { data: { valueOf: 'v' } } })).status, 200);
+  const removed = await server.request('PATCH', path, { app: server.app, body: { data: { valueOf: null } } });
+  t.same(removed.body.field_errors, { valueOf: ['is required'] }, 'and cannot be removed');
+
+  const { token } = await tokenFor(server, { user_id: 'proto-named' });
+  const unchanged = await server.request('PATCH', `/me/applications/${server.app.id}/data`, { token, body: { data: { hasOwnProperty: null } } });
+  t.equal(unchanged.status, 200, `null for a readable field that is not set is no write, whatever its name: ${unchanged.text}`);
+
+  const sample = await server.request('GET', `/applications/${server.app.id}/users/__sample__/data`, { app: server.app });
+  t.match(sample.body.data, { valueOf: 'example', toString: 42, hasOwnProperty: true }, 'the sample shows every field');
 });
