@@ -63,7 +63,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       snapshotStores: { [USER_KIND]: profiles.snapshotStore() },
     });
     stopRuntime = () => runtime.stop();
-    const users = new UserDirectory(store, runtime, profiles);
+    const users = new UserDirectory(store, runtime, profiles, apps);
     if (!readOnly) await migrate(store, logger, formatSteps(runtime, profiles, apps, users));
     const signingKeys = await SigningKeys.open(store, clock, { readOnly });
     const accessTokens = new AccessTokens(config, signingKeys, clock);

@@ -84,8 +84,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
         for (let attempt = 1; ; attempt++) {
           const plan = users.planEnsure(appId, ref);
           // The user found by address must be locked too: its links are revoked under its lock.
-          const found = 'user_id' in ref ? [] : users.findByAddress(appId, request.kind, request.address);
-          const locks = [...plan.locks, ...found.slice(0, 1).map((id) => userLock(appId, id))];
+          const found = 'user_id' in ref ? undefined : users.addressHolder(appId, request.kind, request.address);
+          const locks = [...plan.locks, ...(found ? [userLock(appId, found)] : [])];
           const made = await runtime.run(locks, (turn) => {
             const { userId } = plan.apply(turn, request.data);
             if (!locks.includes(userLock(appId, userId))) return undefined;

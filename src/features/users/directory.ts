@@ -5,7 +5,8 @@ import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../.
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { Attributes, ProfileData, UserContext, UserEvent } from '../../../machines/user.machine.js';
 import { addressesOf, FIELD_OF, normalizeAddress, type AddressKind } from './addresses.js';
-import type { ProfileViews } from './profile-views.js';
+import { fieldSpec, type ProfileViews } from './profile-views.js';
+import type { ApplicationStore } from '../applications/store.js';
 
 export const USER_KIND = 'user';
 export const userKey = (appId: string, userId: string): Key[] => [appId, userId];
@@ -40,6 +41,7 @@ export class UserDirectory {
     store: Store,
     private readonly runtime: ActorRuntime,
     private readonly views: ProfileViews,
+    private readonly apps: ApplicationStore,
   ) {
     this.lookup = store.db<true>(USER_LOOKUP_DB);
   }
@@ -136,6 +138,25 @@ export class UserDirectory {
   }
 
   /**
+   * The user an address names when it signs in, or names a member or an invite: its oldest holder
+   * that proved the address (it is in `verified_data`), that never signed in (its `data` is the app's
+   * alone), or whose users may not write that field. A signed-in user may have written someone else's
+   * address into its own profile: matching it would let the one who holds the address sign in to that
+   * account, which its writer still holds too (a pre-hijacked account).
+   */
+  addressHolder(appId: string, kind: AddressKind, value: string): string | undefined {
+    const holders = this.findByAddress(appId, kind, value);
+    const field = FIELD_OF[kind];
+    if (fieldSpec(this.apps.require(appId).schema, field)?.user_writable !== true) return holders[0];
+    const normalized = normalizeAddress(kind, value);
+    return holders.find((userId) => {
+      const user = this.get(appId, userId)?.context;
+      const verified = user?.verified_data[field];
+      return user !== undefined && ((verified !== undefined && normalizeAddress(kind, verified) === normalized) || user.meta.first_sign_in === undefined);
+    });
+  }
+
+  /**
    * Locks and steps to find a user by ID or address, creating it when absent (an unknown `user_id`
    * is created under that ID; an unknown address gets a new generated ID and the address in `data`).
    */
@@ -155,7 +176,7 @@ export class UserDirectory {
     return {
       locks: [addressLock(appId, kind, value), userLock(appId, newUserId)],
       apply: (turn, extraData = {}) => {
-        const existing = this.findByAddress(appId, kind, value)[0];
+        const existing = this.addressHolder(appId, kind, value);
         if (existing) return { userId: existing, created: false };
         const field = kind === 'email' ? 'email' : 'phone_number';
         this.create(turn, { appId, id: newUserId, data: { ...extraData, [field]: value.trim() }, attributes: {} });

@@ -260,3 +260,44 @@ t.test('a link checker\'s HEAD spends nothing (405); parameters a mail tool appe
   t.equal(redeemed.status, 200, 'the link is still unspent, and answers with the parameters appended');
   t.equal(redeemed.body.app_user_id, made.body.app_user_id);
 });
+
+t.test('an address a signed-in user wrote into its own profile, unproved, signs no one in to that account', async (t) => {
+  const { startServerWithSchema } = await import('../../helpers/schema.js');
+  const { signInByLink } = await import('../../helpers/sign-in.js');
+  const rights = { type: 'string' as const, user_readable: true, user_writable: true };
+  const server = await startServerWithSchema(t, { fields: { email: rights, nickname: rights } });
+  const appId = server.app.id;
+  const mallory = await signInByLink(server, 'mallory@example.com');
+  const claimed = await server.request('PATCH', `/me/applications/${appId}/data`, { token: mallory.access_token, body: { data: { email: 'Victim@Example.com' } } });
+  t.equal(claimed.status, 200, claimed.text);
+  t.same(server.deps.users.findByAddress(appId, 'email', 'victim@example.com'), [mallory.app_user_id], 'the lookup finds her by it');
+
+  const victim = await requestLink(server, 'victim@example.com');
+  t.equal(victim.status, 200);
+  t.not(victim.body.app_user_id, mallory.app_user_id, 'a link to the address makes its own user');
+  const group = await server.request('POST', `/applications/${appId}/groups`, { app: server.app, body: { name: 'Team' } });
+  const invite = await server.request('POST', `/applications/${appId}/groups/${group.body.id}/invites`, {
+    app: server.app,
+    body: { email: 'victim@example.com', roles: ['member'] },
+  });
+  t.equal(invite.status, 200, invite.text);
+  t.equal(invite.body.invitation.ensured_user_id, victim.body.app_user_id, 'an invite to it names that user, not hers');
+
+  // What the app wrote, into a user that never signed in, it stands by: such a user is found.
+  const made = await server.request('PUT', `/applications/${appId}/users/imported/data`, { app: server.app, body: { data: { email: 'carol@example.com' } } });
+  t.equal(made.status, 200, made.text);
+  t.equal((await requestLink(server, 'carol@example.com')).body.app_user_id, 'imported');
+  // And once proved, an address finds its holder even if it signed in before writing it.
+  t.equal((await requestLink(server, 'mallory@example.com')).body.app_user_id, mallory.app_user_id);
+});
+
+t.test('where users may not write an address, its oldest holder is found as ever, signed in or not', async (t) => {
+  const { startServerWithSchema } = await import('../../helpers/schema.js');
+  const { signInByLink } = await import('../../helpers/sign-in.js');
+  const server = await startServerWithSchema(t, { fields: { email: { type: 'string' as const, user_readable: true } } });
+  const appId = server.app.id;
+  const signedIn = await signInByLink(server, 'first@example.com');
+  const moved = await server.request('PATCH', `/applications/${appId}/users/${signedIn.app_user_id}/data`, { app: server.app, body: { data: { email: 'moved@example.com' } } });
+  t.equal(moved.status, 200, moved.text);
+  t.equal((await requestLink(server, 'moved@example.com')).body.app_user_id, signedIn.app_user_id, 'only the app can have written it');
+});
