@@ -1,7 +1,7 @@
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import { ulid } from 'ulid';
 import { randomUUID } from 'node:crypto';
-import { unauthorized } from '../lib/errors.js';
+import { tokenRefused } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
 import type { SigningKeys } from './signing-keys.js';
@@ -96,8 +96,8 @@ export class AccessTokens {
         currentDate: new Date(this.clock.now()),
       }));
     } catch (error) {
-      if (error instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired', 'E_TOKEN_EXPIRED');
-      throw unauthorized('The access token is not valid');
+      if (error instanceof joseErrors.JWTExpired) throw tokenRefused('The access token has expired', 'E_TOKEN_EXPIRED');
+      throw tokenRefused('The access token is not valid');
     }
     const claims = toClaims(payload);
     if (this.verified.size >= MAX_CACHED) this.verified.clear();
@@ -106,10 +106,10 @@ export class AccessTokens {
   }
 
   private async keyFor(kid: string | undefined) {
-    if (kid === undefined) throw unauthorized('The access token names no signing key');
+    if (kid === undefined) throw tokenRefused('The access token names no signing key');
     if (!this.keys.find(kid)) await this.keys.refresh();
     const key = this.keys.find(kid);
-    if (!key) throw unauthorized('The access token was signed by an unknown key');
+    if (!key) throw tokenRefused('The access token was signed by an unknown key');
     return key.publicKey;
   }
 }
@@ -128,7 +128,7 @@ function toClaims(payload: JWTPayload): AccessClaims {
     typeof first !== 'string' ||
     !first.startsWith('app:')
   ) {
-    throw unauthorized('The access token lacks required claims');
+    throw tokenRefused('The access token lacks required claims');
   }
   return {
     sub: payload.sub,

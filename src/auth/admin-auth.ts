@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { unauthorized } from '../lib/errors.js';
+import { bearerRequired } from '../lib/errors.js';
 import type { Step } from '../http/route.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -13,7 +13,7 @@ export function requireAdminToken(adminToken: string): Step {
   return (ctx) => {
     const match = /^Bearer +(\S+)$/i.exec(ctx.header('authorization') ?? '');
     if (!match || !timingSafeEqual(digest(match[1]), expected)) {
-      throw unauthorized('A valid admin bearer token is required');
+      throw bearerRequired('A valid admin bearer token is required');
     }
     ctx.caller = { kind: 'admin' };
   };

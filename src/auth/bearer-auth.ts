@@ -1,4 +1,4 @@
-import { forbidden, unauthorized } from '../lib/errors.js';
+import { bearerRequired, forbidden, tokenRefused, unauthorized } from '../lib/errors.js';
 import type { Step } from '../http/route.js';
 import type { Caller, RequestContext } from '../http/context.js';
 import type { Clock } from '../lib/clock.js';
@@ -17,7 +17,7 @@ const TYPICAL_PREFIX = 'Bearer ';
  */
 export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock: Clock): Step {
   const check = (ctx: RequestContext, claims: AccessClaims) => {
-    if (claims.exp * 1000 <= clock.now()) throw unauthorized('The access token has expired', 'E_TOKEN_EXPIRED');
+    if (claims.exp * 1000 <= clock.now()) throw tokenRefused('The access token has expired', 'E_TOKEN_EXPIRED');
     const appId = ctx.params.app ?? claims.appId;
     if (appId !== claims.appId && !claims.aud.includes(`app:${appId}`)) {
       throw forbidden('The access token is not for this application');
@@ -41,7 +41,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
     const warm = authorization.startsWith(TYPICAL_PREFIX) ? tokens.verifiedBefore(authorization.slice(TYPICAL_PREFIX.length)) : undefined;
     if (warm) return check(ctx, warm);
     const match = BEARER.exec(authorization);
-    if (!match) throw unauthorized('An Authorization: Bearer token is required');
+    if (!match) throw bearerRequired('An Authorization: Bearer token is required');
     const claims = tokens.verify(match[1]);
     if (claims instanceof Promise) return claims.then((c) => check(ctx, c));
     check(ctx, claims);

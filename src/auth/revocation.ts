@@ -1,5 +1,5 @@
 import { decodeTime } from 'ulid';
-import { unauthorized } from '../lib/errors.js';
+import { tokenRefused } from '../lib/errors.js';
 import type { RevokedSession, UserContext } from '../../machines/user.machine.js';
 
 /** What decides whether a user's sessions still hold: a few fields of the user, kept apart for the hot path. */
@@ -45,7 +45,7 @@ export interface SessionOf {
 
 /** The 401 for a token whose user is gone (`undefined`) or disabled, or whose session is over. */
 export function assertSessionHolds(user: (SessionMarks & { state: string }) | undefined, sid: string, started = sessionStart(sid)): void {
-  if (!user) throw unauthorized('The user of this token no longer exists');
-  if (user.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
-  if (sessionRevoked(user, sid, started)) throw unauthorized('The access token has been revoked', 'E_TOKEN_REVOKED');
+  if (!user) throw tokenRefused('The user of this token no longer exists');
+  if (user.state === 'disabled') throw tokenRefused('The user is disabled', 'E_USER_DISABLED');
+  if (sessionRevoked(user, sid, started)) throw tokenRefused('The access token has been revoked', 'E_TOKEN_REVOKED');
 }

@@ -107,7 +107,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       if (origin) {
         res.writeHeader('access-control-allow-origin', origin);
         res.writeHeader('vary', 'origin');
-        res.writeHeader('access-control-expose-headers', 'x-request-id, retry-after');
+        res.writeHeader('access-control-expose-headers', 'x-request-id, retry-after, www-authenticate');
       }
       if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
       if (reply.status === 204 || reply.status === 304) {

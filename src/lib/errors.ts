@@ -69,6 +69,20 @@ export const badJson = (detail: string) => new ApiError(400, 'E_BAD_JSON', `The 
 export const unauthorized = (message = 'Missing or invalid credentials', code = 'E_UNAUTHORIZED') =>
   new ApiError(401, code, message);
 
+/**
+ * A 401 must name the scheme that would be accepted (RFC 9110 §11.6.1); on a route taking a bearer
+ * token, one that was sent and refused says so (RFC 6750 §3.1), which clients read to refresh it.
+ */
+const BEARER_CHALLENGE = { 'www-authenticate': 'Bearer' };
+const INVALID_TOKEN_CHALLENGE = { 'www-authenticate': 'Bearer error="invalid_token"' };
+
+/** 401 of a bearer route that was sent no bearer token it could read. */
+export const bearerRequired = (message: string) => new ApiError(401, 'E_UNAUTHORIZED', message, { headers: BEARER_CHALLENGE });
+
+/** 401 of a bearer route for the token it was sent: invalid, expired, revoked, or its user's. */
+export const tokenRefused = (message: string, code = 'E_UNAUTHORIZED') =>
+  new ApiError(401, code, message, { headers: INVALID_TOKEN_CHALLENGE });
+
 export const forbidden = (message = 'Not allowed') => new ApiError(403, 'E_FORBIDDEN', message);
 
 /** How much of a caller's key or ID an error shows: the caller may have sent a secret in its place. */

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { startServer } from '../helpers/server.js';
 import { tokenFor } from '../helpers/tokens.js';
+import { setUserState } from '../helpers/sign-in.js';
+import { manualClock } from '../../src/lib/clock.js';
 
 t.test('a bearer token reads the same whether verified before or not; what the pattern refuses stays refused once warm', async (t) => {
   const server = await startServer(t);
@@ -17,4 +19,38 @@ t.test('a bearer token reads the same whether verified before or not; what the p
     t.equal(refused.status, 401, `${authorization.replace(token, '<token>')}: refused`);
     t.equal(refused.body.code, 'E_UNAUTHORIZED');
   }
+});
+
+t.test('every 401 of a bearer route names the Bearer scheme, and says when the token sent was refused', async (t) => {
+  const clock = manualClock();
+  const adminToken = 'challenge-admin-token-0123456789';
+  const server = await startServer(t, { clock, env: { SVC_ADMIN_TOKEN: adminToken, SVC_CORS_ORIGINS: 'https://app.example' } });
+  const path = `/me/applications/${server.app.id}/data`;
+  const challengeOf = async (token: string | undefined, expected: { status: number; code?: string }, route = path) => {
+    const res = await server.request('GET', route, { token });
+    t.match({ status: res.status, code: res.body?.code }, expected, `${expected.code ?? expected.status}`);
+    return res.headers.get('www-authenticate');
+  };
+
+  t.equal(await challengeOf(undefined, { status: 401, code: 'E_UNAUTHORIZED' }), 'Bearer', 'no token: the scheme, no error');
+  const refused = 'Bearer error="invalid_token"';
+  t.equal(await challengeOf('not.a.jwt', { status: 401, code: 'E_UNAUTHORIZED' }), refused, 'a token that is no token of ours');
+
+  const disabled = await tokenFor(server, { email: 'off@example.com' });
+  await setUserState(server, disabled.userId, 'disabled');
+  t.equal(await challengeOf(disabled.token, { status: 401, code: 'E_USER_DISABLED' }), refused);
+
+  const signedOut = await tokenFor(server, { email: 'out@example.com' });
+  t.equal(await challengeOf(signedOut.token, { status: 200 }), null, 'an answer that is no 401 has none');
+  const signOut = await server.request('POST', `/me/applications/${server.app.id}/signout`, { token: signedOut.token, body: {} });
+  t.equal(signOut.status, 204);
+  t.equal(await challengeOf(signedOut.token, { status: 401, code: 'E_TOKEN_REVOKED' }), refused, 'warm, then revoked');
+
+  const expiring = await tokenFor(server, { email: 'late@example.com' });
+  clock.advance((server.deps.config.accessTokenTtlSeconds + 1) * 1000);
+  t.equal(await challengeOf(expiring.token, { status: 401, code: 'E_TOKEN_EXPIRED' }), refused);
+
+  t.equal(await challengeOf(undefined, { status: 401, code: 'E_UNAUTHORIZED' }, '/admin/applications'), 'Bearer', 'the admin API too');
+  const fromBrowser = await server.request('GET', path, { headers: { origin: 'https://app.example' } });
+  t.match(fromBrowser.headers.get('access-control-expose-headers'), /www-authenticate/, 'a browser client may read it');
 });

@@ -1,7 +1,7 @@
 import { callerAppId } from '../../auth/platform-auth.js';
 import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import { callerUser } from '../../auth/bearer-auth.js';
-import { ApiError, unauthorized, unavailable, validationError } from '../../lib/errors.js';
+import { ApiError, tokenRefused, unavailable, validationError } from '../../lib/errors.js';
 import { parseJsonBody } from '../../lib/validate.js';
 import { ok, redirect } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
@@ -116,7 +116,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
           deps.users.requireCaller(turn, appId, caller);
           // An access token outlives a sign-out that ends its session's refresh; it must not start a new session.
           if (!deps.sessions.isLive(appId, userId, caller.sessionId, turn.now)) {
-            throw unauthorized('The session of this token has ended: sign in again to ask for a link', 'E_TOKEN_REVOKED');
+            throw tokenRefused('The session of this token has ended: sign in again to ask for a link', 'E_TOKEN_REVOKED');
           }
           return magicLinks.create(turn, {
             appId,
