@@ -99,3 +99,96 @@ t.test('an expired token is refused with E_TOKEN_EXPIRED on every /me route', as
     t.equal(response.body?.code, 'E_TOKEN_EXPIRED');
   }
 });
+
+// Valid credentials of this app naming another app's objects: each must be answered as an absent
+// object of the same shape is (no existence oracle), show nothing of it, and leave it as it was.
+t.test("another app's objects named with this app's credentials answer as absent ones", async (t) => {
+  const theirs = { id: other.id, key: otherCredential.key, secret: otherCredential.secret };
+  const asThem = (method: string, path: string, body?: unknown) =>
+    server.request(method, `/applications/${other.id}${path}`, { app: theirs, body });
+  for (const userId of ['twin', 'b-only']) {
+    t.equal((await asThem('PUT', `/users/${userId}/data`, { data: { email: `${userId}@b.example` } })).status, 200);
+  }
+  const group = (await asThem('POST', '/groups', { name: 'Their crew', admission_policy: 'open' })).body;
+  const member = (await asThem('POST', `/groups/${group.id}/members`, { user_id: 'b-only', roles: [] })).body;
+  const invite = (await asThem('POST', `/groups/${group.id}/invites`, { user_id: 'twin', roles: [] })).body.invitation;
+  const client = (await asThem('POST', '/oidc-clients', { name: 'Their client' })).body;
+  const theirState = () =>
+    Promise.all(
+      [`/groups/${group.id}`, `/groups/${group.id}/members`, `/groups/${group.id}/invites`, '/users/data', `/oidc-clients/${client.id}`].map(
+        async (path) => (await asThem('GET', path)).text,
+      ),
+    );
+  const before = await theirState();
+
+  // A user of ours whose ID one of theirs shares (their invite is for their `twin`), owner of a group of ours.
+  const twin = await tokenFor(server, { user_id: 'twin' });
+  const ours = (await server.request('POST', '/me/groups', { token: twin.token, body: { name: 'Our crew' } })).body.group;
+
+  /** Path parameters naming their objects, each with an absent one of the same shape. */
+  const named: Record<string, [string, string]> = {
+    user: ['b-only', 'nobody'],
+    group: [group.id, sampleValue('group')],
+    member: [member.id, sampleValue('member')],
+    invite: [invite.id, sampleValue('invite')],
+    client: [client.id, sampleValue('client')],
+    client_id: [client.credentials[0].client_id, 'oc_ZZZZZZZZZZZZZZZZZZZZZZZZ'],
+  };
+  const theirIds = [other.id, ...Object.values(named).map(([id]) => id)].filter((id) => id !== 'b-only');
+  type Ask = { path: string; body?: unknown };
+  const compare = async (label: string, method: string, [foreign, absent]: [Ask, Ask], token?: string) => {
+    const auth = token ? { token } : { app: server.app };
+    const seen = await server.request(method, foreign.path, { ...auth, body: foreign.body });
+    const missing = await server.request(method, absent.path, { ...auth, body: absent.body });
+    t.equal(seen.status, missing.status, `${label}: the status of an absent object`);
+    // A refusal may echo the ID it was asked about: the same refusal, with the other ID in it.
+    const echoed = Object.values(named).reduce((text, [id, absentId]) => text.replaceAll(id, absentId), seen.text);
+    if (seen.status >= 400) t.equal(echoed, missing.text, `${label}: the answer about an absent object`);
+    else for (const id of theirIds) t.notMatch(seen.text, id, `${label}: nothing of the other app shows`);
+  };
+  const withEach = (ask: (which: 0 | 1) => Ask): [Ask, Ask] => [ask(0), ask(1)];
+  const fill = (path: string, which: 0 | 1) =>
+    path.replace(/:([a-z_]+)/gi, (_m, name: string) => (name === 'app' ? server.app.id : (named[name]?.[which] ?? 'email')));
+
+  t.test('their IDs in bodies and filters', async (t) => {
+    const path = `/applications/${server.app.id}`;
+    const user = (which: 0 | 1) => named.user[which];
+    const groupId = (which: 0 | 1) => named.group[which];
+    const cases: Array<[string, string, (which: 0 | 1) => Ask]> = [
+      ['POST', 'a member by their user', (w) => ({ path: `${path}/groups/${ours.id}/members`, body: { user_id: user(w), roles: [] } })],
+      ['POST', 'an invite of their user', (w) => ({ path: `${path}/groups/${ours.id}/invites`, body: { user_id: user(w), roles: [] } })],
+      ['POST', 'an invite on /me of their user', (w) => ({ path: `/me/groups/${ours.id}/invites`, body: { user_id: user(w), roles: [] } })],
+      ['GET', 'users by their ID', (w) => ({ path: `${path}/users/data?id_filter=${user(w)}` })],
+      ['GET', 'users by their address', (w) => ({ path: `${path}/users/data?lookup_filter=${user(w)}@b.example` })],
+      ['GET', 'members by their user', (w) => ({ path: `${path}/groups/${ours.id}/members?lookup_filter=${user(w)}` })],
+      ['GET', 'invites of their user', (w) => ({ path: `${path}/groups/${ours.id}/invites?ensured_user_id=${user(w)}` })],
+      ['GET', 'groups by their ID', (w) => ({ path: `${path}/groups?lookup_filter=${groupId(w)}` })],
+      ['GET', 'groups by their name', (w) => ({ path: `${path}/groups?lookup_filter=${w === 0 ? 'Their%20crew' : 'Nobody%27s%20crew'}` })],
+      ['GET', 'groups after their cursor', (w) => ({ path: `${path}/groups?after=${groupId(w)}` })],
+      [
+        'POST',
+        'a link joining their group',
+        (w) => ({ path: '/hub/auth/magic', body: { verification_type: 'email', data: { email: 'joiner@example.com' }, group_to_join: groupId(w) } }),
+      ],
+    ];
+    for (const [method, label, ask] of cases) await compare(label, method, withEach(ask), label.includes('/me') ? twin.token : undefined);
+  });
+
+  t.test('their IDs in every platform path', async (t) => {
+    for (const route of buildRoutes(deps).filter((r) => r.path.startsWith('/applications/'))) {
+      const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
+      await compare(`${route.method} ${route.path}`, route.method, withEach((w) => ({ path: fill(route.path, w), body })));
+    }
+  });
+
+  t.test('their IDs in every /me group path', async (t) => {
+    for (const route of buildRoutes(deps).filter((r) => r.path.startsWith('/me/groups/'))) {
+      const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
+      await compare(`${route.method} ${route.path}`, route.method, withEach((w) => ({ path: fill(route.path, w), body })), twin.token);
+    }
+  });
+
+  t.test('their objects are as they were', async (t) => {
+    t.same(await theirState(), before);
+  });
+});
