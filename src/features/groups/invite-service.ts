@@ -37,7 +37,7 @@ export function answerInvite(
   edit.requireVisibleTo(userId);
   const invite = edit.requireInvite(inviteId);
   if (invite.context.ensured_user_id !== userId) throw forbidden('Only the invited user may answer an invite');
-  const variant = answer === 'accept' ? invite.context.app_variant_id : undefined;
+  const variant = answer === 'accept' && madeByApp(edit, invite) ? invite.context.app_variant_id : undefined;
   // Before anything changes: the variant is written to the user.
   if (variant !== undefined) edit.hold([userLock(edit.appId, userId)]);
   const at = edit.turn.now;
@@ -63,6 +63,23 @@ function joinVariant(core: GroupsCore, edit: GroupEdit, userId: string, variant:
   const full = variants.length >= ATTRIBUTE_VALUES_LIMIT || (!Object.hasOwn(attributes, key) && Object.keys(attributes).length >= ATTRIBUTE_KEYS_LIMIT);
   if (variants.includes(variant) || full) return;
   core.users.change(turn, appId, userId, { type: 'user.update', data, attributes: { ...attributes, [key]: [...variants, variant] }, at: turn.now });
+}
+
+/**
+ * Whether the application made the invite: only then does its app variant join the user's
+ * `<brand>:app_variants`, which no user may write (ADDENDUM §3); an owner on `/me` could otherwise
+ * grant any variant to an account of its own that it invites.
+ */
+const madeByApp = (edit: GroupEdit, invite: InviteView) =>
+  edit.member(invite.context.member_id)?.context.invited_by === `app:${edit.appId}`;
+
+/** On `/me`, an invite the application made keeps its app variant: sent back as it is, or left out. */
+function keptAppVariant(invite: InviteView, named: string | undefined): string | undefined {
+  const kept = invite.context.app_variant_id;
+  if (named !== undefined && named !== kept) {
+    throw validationError({ app_variant_id: ['only the application may name the app variant of an invite it made'] });
+  }
+  return kept;
 }
 
 /** The locks a turn answering an invite holds besides the group's: the invite's and its member's. */
@@ -127,11 +144,12 @@ export class InviteService {
       const current = edit.requireInvite(inviteId);
       if (request.ref) this.requireSameUser(appId, current, request.ref);
       const roles = current.context.first ? withOwner(request.roles) : request.roles;
+      const appVariant = acting.kind === 'user' && madeByApp(edit, current) ? keptAppVariant(current, request.app_variant_id) : request.app_variant_id;
       const invite = edit.sendInvite(inviteId, {
         type: 'invite.update',
         roles,
         redirect_url: request.redirect_url,
-        app_variant_id: request.app_variant_id,
+        app_variant_id: appVariant,
       });
       const member = edit.member(current.context.member_id);
       if (member?.state === 'invite_pending') edit.sendMember(member.context.id, { type: 'member.setRoles', roles, at: turn.now });

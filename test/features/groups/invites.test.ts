@@ -300,6 +300,35 @@ t.test('accepting an invite signs the user into its app variant: the variant joi
   t.equal(variantsOf(dee.userId), undefined, 'nor after a rejection');
 });
 
+// `<brand>:` attributes are the application's to write (ADDENDUM §3): an owner on /me naming the
+// variant of an invite its second account then accepted granted that account any variant it liked.
+t.test('only a variant the application named joins <brand>:app_variants: an owner on /me cannot grant one', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const [ada, bob, cy] = await Promise.all(['ada', 'bob', 'cy'].map((name) => person(server, `${name}@example.com`)));
+  const { group } = await groupOf(server, ada);
+  const owner = as(server, ada);
+  const variantsOf = (userId: string) => profileOf(server, userId).attributes['svc:app_variants'];
+  const invites = `/me/groups/${group.id}/invites`;
+
+  const byOwner = (await owner.post(invites, { user_id: bob.userId, roles: [], app_variant_id: 'admin' })).body.invitation;
+  t.equal(byOwner.app_variant_id, 'admin', 'an invite made on /me still shows the variant it names');
+  t.equal((await as(server, bob).post(`${invites}/${byOwner.id}/accept`)).status, 200);
+  t.equal(variantsOf(bob.userId), undefined, "accepting an owner's invite writes no variant");
+
+  const byApp = (await api.post(`/groups/${group.id}/invites`, { user_id: cy.userId, roles: [], app_variant_id: 'web' })).body.invitation;
+  const renamed = await owner.put(`${invites}/${byApp.id}`, { user_id: cy.userId, roles: ['reader'], app_variant_id: 'admin' });
+  t.equal(renamed.status, 400, 'an owner cannot name another variant for an invite the application made');
+  t.same(renamed.body.field_errors, { app_variant_id: ['only the application may name the app variant of an invite it made'] });
+  const kept = await owner.put(`${invites}/${byApp.id}`, { user_id: cy.userId, roles: ['reader'] });
+  t.equal(kept.status, 200);
+  t.match(kept.body, { roles: ['reader'], app_variant_id: 'web' }, "an owner's PUT keeps the application's variant");
+  const sentBack = await owner.put(`${invites}/${byApp.id}`, { user_id: cy.userId, roles: [], app_variant_id: 'web' });
+  t.equal(sentBack.status, 200, 'sent back as read, it passes');
+  t.equal((await as(server, cy).post(`${invites}/${byApp.id}/accept`)).status, 200);
+  t.same(variantsOf(cy.userId), ['web'], "the application's variant joins on acceptance");
+});
+
 t.test('deleting a user with a pending invite leaves none of its links: the invite\'s, killed with its member, is forgotten too', async (t) => {
   const server = await startServer(t);
   const api = platform(server);
