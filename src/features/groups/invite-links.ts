@@ -53,7 +53,7 @@ export class InviteLinks {
 
   /**
    * Drops the invite's entry, leaving the link alone: for the turn that redeems it, which has spent
-   * it already (revoking reads the committed, still pending, link and would overwrite `used`).
+   * it already.
    */
   forget(turn: Turn, invite: InviteView): void {
     turn.del(this.refs, keyOf(invite));

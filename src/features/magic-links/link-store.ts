@@ -95,10 +95,15 @@ export class MagicLinks {
     turn.put(this.links, ref, { ...record, state: 'used' } satisfies LinkRecord);
   }
 
-  /** Kills one pending link (a deleted invite's). */
+  /**
+   * Kills one pending link (a deleted invite's). Read in the write transaction: a group turn kills an
+   * invite's link without its user's lock, and a turn of the user may forget or spend it meanwhile.
+   */
   revoke(turn: Turn, ref: string): void {
-    const record = this.links.get(ref);
-    if (record?.state === 'pending') turn.put(this.links, ref, { ...record, state: 'revoked' } satisfies LinkRecord);
+    turn.derive(() => {
+      const record = this.links.get(ref);
+      if (record?.state === 'pending') this.links.put(ref, { ...record, state: 'revoked' } satisfies LinkRecord);
+    });
   }
 
   /** Kills every pending, unexpired link of a user (sign-out). */
