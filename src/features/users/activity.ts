@@ -4,6 +4,8 @@ import type { RequestContext } from '../../http/context.js';
 import type { Step } from '../../http/route.js';
 import type { ActorRuntime } from '../../runtime/runtime.js';
 import { USER_KIND, userKey, userLock, type UserDirectory } from './directory.js';
+import { sessionMarksOf, sessionRevoked, type SessionOf } from '../../auth/revocation.js';
+import type { UserContext } from '../../../machines/user.machine.js';
 
 /** ADDENDUM §3: `meta.last_active` moves at most once a minute per user. */
 export const LAST_ACTIVE_EVERY_MS = 60_000;
@@ -36,17 +38,23 @@ export class ActivityStamps {
     if (known !== undefined && now - known < LAST_ACTIVE_EVERY_MS) return;
     const lastActive = Date.parse(this.users.get(appId, userId)?.context.meta.last_active ?? '');
     if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(appId, userId, lastActive);
-    return this.touch(appId, userId).then(() => {
+    return this.touch(appId, caller).then(() => {
+      // While the stamp waited for the user's lock, the user may have been deleted (and made again under
+      // its ID), disabled or signed out: the body read again below must still be this caller's.
+      this.users.checkCaller(appId, caller);
       caller.view = undefined;
       this.remember(appId, userId, now);
     });
   }
 
-  private async touch(appId: string, userId: string): Promise<void> {
+  private async touch(appId: string, caller: SessionOf): Promise<void> {
+    const { userId } = caller;
     try {
       await this.runtime.run([userLock(appId, userId)], (turn) => {
-        // Between the step's check and this turn the user may have been disabled or removed.
-        if (turn.get(USER_KIND, userKey(appId, userId))?.state !== 'enabled') return;
+        // Between the step's check and this turn the user may have been disabled, signed out or removed
+        // (and made again): a stamp is the caller's own user's.
+        const user = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+        if (user?.state !== 'enabled' || sessionRevoked(sessionMarksOf(user.context), caller.sessionId)) return;
         this.users.change(turn, appId, userId, { type: 'user.touch', at: turn.now });
       });
     } catch (error) {

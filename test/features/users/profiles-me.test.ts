@@ -332,3 +332,28 @@ t.test('a /me write naming a write-only field moves meta.modified whatever the s
   const readable = await server.request('PATCH', me, { token, body: { data: { nickname: null } } });
   t.not(readable.body.meta.modified, new Date(clock.now()).toISOString(), 'a write that changes nothing the user can read is still no modification');
 });
+
+t.test('a /me call whose activity stamp waited while its user was deleted and made again answers 401, not the new user', async (t) => {
+  const { holdLocks, queueOn } = await import('../../helpers/locks.js');
+  const { userLock } = await import('../../../src/features/users/directory.js');
+  const clock = manualClock();
+  const server = await startServerWithSchema(t, schema, { clock });
+  const { userId, token, me } = await userWithProfile(server);
+  t.equal((await server.request('GET', me, { token })).status, 200);
+  clock.advance(61_000);
+  const lock = userLock(server.app.id, userId);
+  const path = `/applications/${server.app.id}/users/${userId}/data`;
+  const release = await holdLocks(server, [lock]);
+  const removed = await queueOn(server, lock, () => server.request('DELETE', path, { app: server.app }));
+  const remade = await queueOn(server, lock, () => server.request('PUT', path, { app: server.app, body: { data: { nickname: 'someone else' } } }));
+  // Its token still holds for the user as committed; only the stamp waits, behind the two.
+  const read = await queueOn(server, lock, () => server.request('GET', me, { token }));
+  release();
+  t.equal((await removed.answer).status, 204);
+  t.equal((await remade.answer).status, 200);
+  const answer = await read.answer;
+  t.equal(answer.status, 401, answer.text);
+  t.equal(answer.body.code, 'E_TOKEN_REVOKED');
+  t.notOk(answer.text.includes('someone else'), 'nothing of the new user');
+  t.equal(server.deps.users.require(server.app.id, userId).context.meta.last_active, undefined, 'nor is the new user stamped active by it');
+});
