@@ -50,7 +50,8 @@ export interface UserInput {
 }
 
 export type UserEvent =
-  | { type: 'user.update'; data: ProfileData; attributes: Attributes; at: number }
+  /** `verified_data` is what the new `data` still proves (the directory works it out). */
+  | { type: 'user.update'; data: ProfileData; attributes: Attributes; verified_data: VerifiedData; at: number }
   | { type: 'user.disable'; at: number }
   | { type: 'user.enable'; at: number }
   | { type: 'user.signIn'; method: SignInMethod; verified?: VerifiedData; auth_level?: AuthLevel; at: number }
@@ -60,6 +61,8 @@ export type UserEvent =
   | { type: 'user.revokeSession'; sid: string; until: number; at: number };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+const provesAny = (verified: VerifiedData) => verified.email !== undefined || verified.phone_number !== undefined;
 
 const withoutExpired = (sessions: RevokedSession[], at: number) => sessions.filter((s) => s.until > at);
 
@@ -95,6 +98,9 @@ export const userMachine = setup({
       actions: assign(({ context, event }) => ({
         data: event.data,
         attributes: event.attributes,
+        verified_data: event.verified_data,
+        // `verified` says the user proved an address it holds: not once it holds none it proved.
+        auth_level: context.auth_level === 'verified' && !provesAny(event.verified_data) ? 'unverified' : context.auth_level,
         meta: modifiedAt(context.meta, event.at),
       })),
     },

@@ -19,7 +19,7 @@ t.test('a new user is enabled, unverified, stamped with its creation time', asyn
 
 t.test('updates replace data and attributes and stamp modified', async (t) => {
   const actor = start();
-  actor.send({ type: 'user.update', data: { user_id: 'user_1', first_name: 'Ada' }, attributes: { 'a:b': ['c'] }, at: T0 + 5 });
+  actor.send({ type: 'user.update', data: { user_id: 'user_1', first_name: 'Ada' }, attributes: { 'a:b': ['c'] }, verified_data: {}, at: T0 + 5 });
   const { context } = actor.getSnapshot();
   t.same(context.data, { user_id: 'user_1', first_name: 'Ada' });
   t.same(context.attributes, { 'a:b': ['c'] });
@@ -39,7 +39,7 @@ t.test('disabled users refuse sign-in, touch and disable; accept enable and upda
   ];
   for (const event of refused) t.notOk(disabled.can(event), `${event.type} is refused`);
   t.notOk(start().getSnapshot().can({ type: 'user.enable', at: T0 }), 'enabled users cannot be enabled');
-  t.ok(disabled.can({ type: 'user.update', data: {}, attributes: {}, at: T0 + 2 }));
+  t.ok(disabled.can({ type: 'user.update', data: {}, attributes: {}, verified_data: {}, at: T0 + 2 }));
   t.ok(disabled.can({ type: 'user.revokeAll', at: T0 + 2 }));
   actor.send({ type: 'user.enable', at: T0 + 3 });
   t.equal(actor.getSnapshot().value, 'enabled');
@@ -78,7 +78,7 @@ t.test('revocations: a watermark for everything, expiring marks for sessions', a
 
 t.test('a snapshot survives msgpack and restores an actor that behaves the same', async (t) => {
   const actor = start();
-  actor.send({ type: 'user.update', data: { user_id: 'user_1', n: 1 }, attributes: { 'x:y': ['z'] }, at: T0 + 1 });
+  actor.send({ type: 'user.update', data: { user_id: 'user_1', n: 1 }, attributes: { 'x:y': ['z'] }, verified_data: {}, at: T0 + 1 });
   actor.send({ type: 'user.disable', at: T0 + 2 });
   const persisted = actor.getPersistedSnapshot();
   const restoredSnapshot = unpack(pack(persisted)) as SnapshotFrom<typeof userMachine>;

@@ -62,7 +62,7 @@ function joinVariant(core: GroupsCore, edit: GroupEdit, userId: string, variant:
   const variants = attributes[key] ?? [];
   const full = variants.length >= ATTRIBUTE_VALUES_LIMIT || (!Object.hasOwn(attributes, key) && Object.keys(attributes).length >= ATTRIBUTE_KEYS_LIMIT);
   if (variants.includes(variant) || full) return;
-  core.users.change(turn, appId, userId, { type: 'user.update', data, attributes: { ...attributes, [key]: [...variants, variant] }, at: turn.now });
+  core.users.update(turn, appId, userId, { data, attributes: { ...attributes, [key]: [...variants, variant] } });
 }
 
 /**

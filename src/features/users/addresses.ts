@@ -35,3 +35,20 @@ export function addressesOf(data: ProfileData, verified: VerifiedData): Array<[A
   }
   return out;
 }
+
+/**
+ * `verified` once a write has made `data` `before` into `next`: a proved address the write moves out
+ * of its field is no longer verified. Left there, it would go on signing in to an account that gave
+ * it up, and read as the address the user proved beside one it wrote unproved.
+ */
+export function stillVerified(before: ProfileData, next: ProfileData, verified: VerifiedData): VerifiedData {
+  const kept: VerifiedData = { ...verified };
+  for (const kind of ['email', 'phone'] as const) {
+    const field = FIELD_OF[kind];
+    const proved = verified[field];
+    if (proved === undefined) continue;
+    const holds = (data: ProfileData) => typeof data[field] === 'string' && normalizeAddress(kind, data[field]) === normalizeAddress(kind, proved);
+    if (holds(before) && !holds(next)) delete kept[field];
+  }
+  return kept;
+}

@@ -4,7 +4,7 @@ import { newId } from '../../lib/ids.js';
 import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { Attributes, ProfileData, UserContext, UserEvent } from '../../../machines/user.machine.js';
-import { addressesOf, FIELD_OF, normalizeAddress, type AddressKind } from './addresses.js';
+import { addressesOf, FIELD_OF, normalizeAddress, stillVerified, type AddressKind } from './addresses.js';
 import { fieldSpec, type ProfileViews } from './profile-views.js';
 import type { ApplicationStore } from '../applications/store.js';
 
@@ -122,6 +122,14 @@ export class UserDirectory {
     const after = turn.send<UserContext>(USER_KIND, userKey(appId, userId), event);
     this.reindex(turn, before, after);
     return after;
+  }
+
+  /** A profile write: `data` and `attributes` replace the user's, and an address it moves away is no longer verified. */
+  update(turn: Turn, appId: string, userId: string, next: { data: ProfileData; attributes: Attributes }): UserView {
+    const before = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+    if (!before) throw notFound('user', userId);
+    const verified_data = stillVerified(before.context.data, next.data, before.context.verified_data);
+    return this.change(turn, appId, userId, { type: 'user.update', ...next, verified_data, at: turn.now });
   }
 
   remove(turn: Turn, appId: string, userId: string): void {

@@ -40,7 +40,7 @@ export class ProfileService {
         jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes) && !namesUnreadableField(change, schema, writer);
       // A write that changes nothing is no event: `meta.modified` keeps meaning "last changed".
       if (current && !unchanged) {
-        users.change(turn, appId, userId, { type: 'user.update', data: next.data, attributes: next.attributes, at: turn.now });
+        users.update(turn, appId, userId, next);
       } else if (!current) {
         checkRequiredFields(schema, next.data);
         users.create(turn, { appId, id: userId, data: next.data, attributes: next.attributes });

@@ -64,7 +64,7 @@ t.test("a profile write staged while a group turn changes the user's memberships
   const writeProfile = (round: number) =>
     runtime.run([userLock(appId, bob.userId)], (turn) => {
       const { data, attributes } = turn.get<UserContext>(USER_KIND, userKey(appId, bob.userId))!.context;
-      users.change(turn, appId, bob.userId, { type: 'user.update', data: { ...data, round }, attributes, at: turn.now });
+      users.update(turn, appId, bob.userId, { data: { ...data, round }, attributes });
     });
   for (let round = 0; round < 5; round++) {
     let written: Promise<void> | undefined;

@@ -268,6 +268,8 @@ t.test('an address a signed-in user wrote into its own profile, unproved, signs 
   const server = await startServerWithSchema(t, { fields: { email: rights, nickname: rights } });
   const appId = server.app.id;
   const mallory = await signInByLink(server, 'mallory@example.com');
+  // Once proved, an address finds its holder though it has signed in.
+  t.equal((await requestLink(server, 'mallory@example.com')).body.app_user_id, mallory.app_user_id);
   const claimed = await server.request('PATCH', `/me/applications/${appId}/data`, { token: mallory.access_token, body: { data: { email: 'Victim@Example.com' } } });
   t.equal(claimed.status, 200, claimed.text);
   t.same(server.deps.users.findByAddress(appId, 'email', 'victim@example.com'), [mallory.app_user_id], 'the lookup finds her by it');
@@ -287,8 +289,8 @@ t.test('an address a signed-in user wrote into its own profile, unproved, signs 
   const made = await server.request('PUT', `/applications/${appId}/users/imported/data`, { app: server.app, body: { data: { email: 'carol@example.com' } } });
   t.equal(made.status, 200, made.text);
   t.equal((await requestLink(server, 'carol@example.com')).body.app_user_id, 'imported');
-  // And once proved, an address finds its holder even if it signed in before writing it.
-  t.equal((await requestLink(server, 'mallory@example.com')).body.app_user_id, mallory.app_user_id);
+  // The address she proved and then wrote over is no longer hers: it no longer finds her either.
+  t.not((await requestLink(server, 'mallory@example.com')).body.app_user_id, mallory.app_user_id);
 });
 
 t.test('where users may not write an address, its oldest holder is found as ever, signed in or not', async (t) => {
@@ -300,4 +302,40 @@ t.test('where users may not write an address, its oldest holder is found as ever
   const moved = await server.request('PATCH', `/applications/${appId}/users/${signedIn.app_user_id}/data`, { app: server.app, body: { data: { email: 'moved@example.com' } } });
   t.equal(moved.status, 200, moved.text);
   t.equal((await requestLink(server, 'moved@example.com')).body.app_user_id, signedIn.app_user_id, 'only the app can have written it');
+});
+
+t.test('an address moved away from its verified value is no longer verified: it signs no one in to that account, nor reads as proved', async (t) => {
+  const { signInByLink, refreshWith } = await import('../../helpers/sign-in.js');
+  const { decodeJwt } = await import('jose');
+  const server = await startServer(t);
+  const appId = server.app.id;
+  const claims = (token: string) => {
+    const payload = decodeJwt(token);
+    const prefix = server.deps.config.names.claimPrefix;
+    return { auth_level: payload[`${prefix}auth_level`], is_verified_user: payload[`${prefix}is_verified_user`] };
+  };
+  const alice = await signInByLink(server, 'Alice@Example.com');
+  const recased = await server.request('PATCH', `/me/applications/${appId}/data`, { token: alice.access_token, body: { data: { email: 'alice@example.com' } } });
+  t.same(recased.body.verified_data, { email: 'Alice@Example.com' }, 'the same address written otherwise stays proved');
+
+  const moved = await server.request('PATCH', `/me/applications/${appId}/data`, { token: alice.access_token, body: { data: { email: 'victim@example.com' } } });
+  t.equal(moved.status, 200, moved.text);
+  t.same(moved.body.verified_data, {}, 'the written address is not proved, and the old one is no longer hers');
+  t.equal(moved.body.auth_level, 'unverified');
+  const refreshed = await refreshWith(server, alice.refresh_token);
+  t.same(claims(refreshed.body.access_token), { auth_level: 'unverified', is_verified_user: false }, 'her next token does not claim a verified user');
+  t.not((await requestLink(server, 'alice@example.com')).body.app_user_id, alice.app_user_id, 'the address she left signs no one in to her account');
+
+  // The app moving an address does the same; a write that leaves the addresses alone keeps them proved.
+  const bob = await signInByLink(server, 'bob@example.com');
+  const path = `/applications/${appId}/users/${bob.app_user_id}/data`;
+  t.same((await server.request('PATCH', path, { app: server.app, body: { data: { first_name: 'Bob' } } })).body.verified_data, { email: 'bob@example.com' });
+  const byApp = await server.request('PATCH', path, { app: server.app, body: { data: { email: 'robert@example.com' } } });
+  t.same(byApp.body.verified_data, {});
+  t.equal(byApp.body.auth_level, 'unverified');
+  t.not((await requestLink(server, 'bob@example.com')).body.app_user_id, bob.app_user_id);
+  const link = await requestLink(server, 'robert@example.com', { user_id: bob.app_user_id });
+  const proved = await server.request('GET', linkPath(link.body.link));
+  t.same(profileOf(server, bob.app_user_id).verified_data, { email: 'robert@example.com' }, 'the address the app wrote, once proved, is verified');
+  t.equal(claims(proved.body.access_token).is_verified_user, true);
 });

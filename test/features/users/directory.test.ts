@@ -23,12 +23,7 @@ t.test('users are created, changed and found by address, with views and counts i
   t.equal(view.state, 'enabled');
 
   await runtime.run([userLock(appId, first.userId)], (turn) =>
-    users.change(turn, appId, first.userId, {
-      type: 'user.update',
-      data: { user_id: first.userId, email: 'new@example.com' },
-      attributes: {},
-      at: turn.now,
-    }),
+    users.update(turn, appId, first.userId, { data: { user_id: first.userId, email: 'new@example.com' }, attributes: {} }),
   );
   t.same(users.findByAddress(appId, 'email', 'ada@example.com'), [], 'the old address is unindexed');
   t.same(users.findByAddress(appId, 'email', 'NEW@example.com'), [first.userId]);
@@ -58,7 +53,7 @@ t.test('each address field moves its own lookup; a change that leaves the addres
   const find = (kind: 'email' | 'phone', value: string) => users.findByAddress(appId, kind, value);
   const update = (userId: string, data: Record<string, unknown>) =>
     runtime.run([userLock(appId, userId)], (turn) =>
-      users.change(turn, appId, userId, { type: 'user.update', data: { user_id: userId, ...data }, attributes: {}, at: turn.now }),
+      users.update(turn, appId, userId, { data: { user_id: userId, ...data }, attributes: {} }),
     );
 
   const plan = users.planEnsure(appId, { email: 'grace@example.com' });

@@ -383,7 +383,7 @@ t.test('an attribute name holding a C1 control character is refused like a C0 on
   const { runtime, users } = server.deps;
   await runtime.run([userLock(server.app.id, 'c1')], (turn) => {
     const attributes = { 'ns:a\u0085b': ['old'], 'ns:ok': ['v'] };
-    users.change(turn, server.app.id, 'c1', { type: 'user.update', data: created.body.data, attributes, at: turn.now });
+    users.update(turn, server.app.id, 'c1', { data: created.body.data, attributes });
   });
   const read = (await server.request('GET', path, { app: server.app })).body;
   t.same(Object.keys(read.attributes).sort(), ['ns:a\u0085b', 'ns:ok']);
