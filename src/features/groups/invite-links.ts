@@ -36,7 +36,7 @@ export class InviteLinks {
       userId: c.ensured_user_id,
       expiresAt: turn.now + INVITE_LINK_TTL_MS,
       redirectUrl: c.redirect_url,
-      address,
+      ...(address && { address, foundByAddress: true }),
       purpose: { kind: 'invite', groupId: c.group_id, inviteId: c.id },
     });
     turn.put(this.refs, keyOf(invite), ref);

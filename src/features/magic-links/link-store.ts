@@ -18,6 +18,8 @@ export interface LinkRecord {
   redirectUrl?: string;
   /** The address the link was sent to: redeeming it proves control of it. */
   address?: { kind: AddressKind; value: string };
+  /** The user was found by `address`, not named: the link signs it in only while it still holds it. */
+  foundByAddress?: true;
   purpose: LinkPurpose;
   /** The session that asked for the link (`/me/auth/magic`): it is spent only while that session lives. */
   sid?: string;
@@ -30,6 +32,7 @@ export interface NewLink {
   expiresAt: number;
   redirectUrl?: string;
   address?: { kind: AddressKind; value: string };
+  foundByAddress?: true;
   purpose: LinkPurpose;
   sid?: string;
 }

@@ -1,6 +1,6 @@
 import { linkExpired, notFound, unauthorized } from '../../lib/errors.js';
 import { userLock } from '../users/directory.js';
-import { FIELD_OF } from '../users/addresses.js';
+import { FIELD_OF, holdsAddress } from '../users/addresses.js';
 import { tokenPair, type TokenPair } from '../sessions/token-pair.js';
 import type { Deps } from '../../deps.js';
 import type { VerifiedData } from '../../../machines/user.machine.js';
@@ -32,6 +32,10 @@ export async function redeemLink(deps: Deps, id: string): Promise<{ tokens: Toke
     // A user ID reused after a deletion does not inherit the links of the deleted user.
     if (!current || link.createdAt < Date.parse(current.context.meta.created)) {
       throw linkExpired('The user of this link no longer exists');
+    }
+    // The address moved on (to another user, say): whoever holds it now is not this user.
+    if (link.foundByAddress && !holdsAddress(current.context, link.address!.kind, link.address!.value)) {
+      throw linkExpired('The address this link was sent to is no longer its user\'s');
     }
     if (current.state === 'disabled') throw unauthorized('The user is disabled', 'E_USER_DISABLED');
     // A session ended by a sign-out or a reused refresh token must not live on through a link it asked for.

@@ -95,6 +95,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
               expiresAt: turn.now + request.expiration,
               redirectUrl: request.redirect_url,
               address: { kind: request.kind, value: request.address },
+              ...('user_id' in ref ? {} : { foundByAddress: true }),
               purpose,
             });
             return { link, app_user_id: userId };

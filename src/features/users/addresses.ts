@@ -52,3 +52,7 @@ export function stillVerified(before: ProfileData, next: ProfileData, verified: 
   }
   return kept;
 }
+
+/** Whether a user holds the address, in `data` or `verified_data`. */
+export const holdsAddress = (user: { data: ProfileData; verified_data: VerifiedData }, kind: AddressKind, value: string): boolean =>
+  addressesOf(user.data, user.verified_data).some(([held, address]) => held === kind && address === normalizeAddress(kind, value));

@@ -221,3 +221,24 @@ t.test('killing an invite link the user forgets at the same time leaves no link 
   t.equal((await deleted.answer).status, 204);
   t.same(verifyStore(server.deps, allInvariants).problems, []);
 });
+
+t.test('an invite link by email signs its user in only while that user holds the address; the invite stays to answer on /me', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  const made = await api.post(`/groups/${group.id}/invites`, { email: 'bob@example.com', roles: ['editor'] });
+  t.equal(made.status, 200, made.text);
+  const invitedId = made.body.invitation.ensured_user_id;
+  const moved = await server.request('PATCH', `/applications/${server.app.id}/users/${invitedId}/data`, {
+    app: server.app,
+    body: { data: { email: 'carol@example.com' } },
+  });
+  t.equal(moved.status, 200, moved.text);
+  const before = storeDigest(server.deps.store);
+  const refused = await redeem(server, made.body.link);
+  t.equal(refused.status, 410, refused.text);
+  t.equal(refused.body.code, 'E_LINK_EXPIRED');
+  t.equal(storeDigest(server.deps.store), before, 'nothing changed: bob@ is not proved on carol\'s account, the invite is pending');
+  t.match((await api.get(`/groups/${group.id}/invites/${made.body.invitation.id}`)).body, { state: 'pending' });
+});

@@ -339,3 +339,26 @@ t.test('an address moved away from its verified value is no longer verified: it 
   t.same(profileOf(server, bob.app_user_id).verified_data, { email: 'robert@example.com' }, 'the address the app wrote, once proved, is verified');
   t.equal(claims(proved.body.access_token).is_verified_user, true);
 });
+
+t.test('a link made for an address signs its user in only while that user holds the address', async (t) => {
+  const server = await startServer(t);
+  const appId = server.app.id;
+  const made = await requestLink(server, 'dan@example.com');
+  const danId = made.body.app_user_id;
+  // The app gives Dan's account another address, and dan@ to a user of its own, before Dan's link is used.
+  const moved = await server.request('PATCH', `/applications/${appId}/users/${danId}/data`, { app: server.app, body: { data: { email: 'erin@example.com' } } });
+  t.equal(moved.status, 200, moved.text);
+  const other = await server.request('PUT', `/applications/${appId}/users/dan2/data`, { app: server.app, body: { data: { email: 'dan@example.com' } } });
+  t.equal(other.status, 200, other.text);
+  const before = storeDigest(server.deps.store);
+  const refused = await server.request('GET', linkPath(made.body.link));
+  t.equal(refused.status, 410, refused.text);
+  t.equal(refused.body.code, 'E_LINK_EXPIRED');
+  t.equal(storeDigest(server.deps.store), before, 'no one signed in; dan@ is not proved on the account it left');
+  t.equal((await requestLink(server, 'dan@example.com')).body.app_user_id, 'dan2', 'the address names its holder now');
+
+  // A link that named its user by ID verifies the address it carries, whatever the user holds.
+  const named = await requestLink(server, 'frank@example.com', { user_id: danId });
+  t.equal((await server.request('GET', linkPath(named.body.link))).status, 200);
+  t.same(profileOf(server, danId).verified_data, { email: 'frank@example.com' });
+});
