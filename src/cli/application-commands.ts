@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseInput } from '../lib/validate.js';
 import { CreateAppSchema } from '../features/applications/schemas.js';
+import { shownApp } from '../features/applications/store.js';
 import { asJson, UsageError, type Command } from './command.js';
 import { withServices } from './services.js';
 
@@ -31,7 +32,7 @@ export const appCreate: Command = {
 export const appList: Command = {
   usage: '',
   summary: 'list applications',
-  run: async ({ config, ...io }) => io.print(asJson(await withServices(config, (deps) => deps.apps.list()))),
+  run: async ({ config, ...io }) => io.print(asJson(await withServices(config, (deps) => deps.apps.list().map(shownApp)))),
 };
 
 export const credentialCreate: Command = {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startServer } from '../helpers/server.js';
+import { signInByLink } from '../helpers/sign-in.js';
 
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -215,4 +216,34 @@ t.test('without SVC_ADMIN_TOKEN every /admin route answers 404', async (t) => {
     t.equal(res.body.code, 'E_NOT_FOUND');
   }
   t.equal(off.deps.apps.listCredentials(off.app.id).length, 1);
+});
+
+t.test('a schema that takes email from users does not hand sign-in to an account whose user wrote the address before', async (t) => {
+  const own = await startServer(t, { env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN } });
+  const appId = own.app.id;
+  const me = `/me/applications/${appId}/data`;
+  // Users may write email (the default): a signed-in user writes someone else's address into its own profile.
+  const attacker = await signInByLink(own, 'attacker@example.com');
+  const wrote = await own.request('PATCH', me, { token: attacker.access_token, body: { data: { email: 'victim@example.com' } } });
+  t.equal(wrote.status, 200);
+  const closed = await own.request('PATCH', `/admin/applications/${appId}`, {
+    headers: admin,
+    body: { schema: { fields: { email: { type: 'string', user_readable: true } } } },
+  });
+  t.equal(closed.status, 200);
+  t.notOk('addresses_closed_at' in closed.body, 'the admin answer keeps its shape');
+  t.same(Object.keys((await own.request('GET', `/admin/applications/${appId}`, { headers: admin })).body).sort(), Object.keys(closed.body).sort());
+
+  const victim = await signInByLink(own, 'victim@example.com');
+  t.not(victim.app_user_id, attacker.app_user_id, 'the address it wrote itself does not sign the victim in to the attacker');
+  t.equal((await own.request('GET', me, { token: victim.access_token })).body.data.email, 'victim@example.com');
+
+  // A user that signed in after the change holds only what the app wrote or it proved: its address names it.
+  const later = await signInByLink(own, 'later@example.com');
+  const given = await own.request('PATCH', `/applications/${appId}/users/${later.app_user_id}/data`, {
+    app: own.app,
+    body: { data: { email: 'assigned@example.com' } },
+  });
+  t.equal(given.status, 200);
+  t.equal((await signInByLink(own, 'assigned@example.com')).app_user_id, later.app_user_id, 'an address the app gave names its holder');
 });

@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import { requireAdminToken } from '../../auth/admin-auth.js';
 import { expectNoFields, parseJsonBody } from '../../lib/validate.js';
 import { CreateAppSchema, UpdateAppSchema } from '../applications/schemas.js';
+import { shownApp } from '../applications/store.js';
 
 const listOf = <T>(results: T[]) => ({ total_results: results.length, results });
 
@@ -23,18 +24,18 @@ export function adminRoutes(deps: Deps): Route[] {
       before,
       async handle(ctx) {
         const input = parseJsonBody(ctx, CreateAppSchema);
-        return ok(await apps.create(input.name, input.schema));
+        return ok(shownApp(await apps.create(input.name, input.schema)));
       },
     },
-    { method: 'GET', path: '/admin/applications', before, handle: () => ok(listOf(apps.list())) },
-    { method: 'GET', path: '/admin/applications/:app', before, handle: (ctx) => ok(apps.require(ctx.params.app)) },
+    { method: 'GET', path: '/admin/applications', before, handle: () => ok(listOf(apps.list().map(shownApp))) },
+    { method: 'GET', path: '/admin/applications/:app', before, handle: (ctx) => ok(shownApp(apps.require(ctx.params.app))) },
     {
       method: 'PATCH',
       path: '/admin/applications/:app',
       before,
       async handle(ctx) {
         const changes = parseJsonBody(ctx, UpdateAppSchema);
-        return ok(await apps.update(ctx.params.app, changes));
+        return ok(shownApp(await apps.update(ctx.params.app, changes)));
       },
     },
     {

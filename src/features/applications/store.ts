@@ -3,7 +3,7 @@ import { newId, randomBase32, randomToken } from '../../lib/ids.js';
 import { isoDate, type Clock } from '../../lib/clock.js';
 import { hmacSecret, maskSecret, sameSecret, secretMatches } from '../../lib/secrets.js';
 import { decodeValue, type Store } from '../../storage/store.js';
-import { emptySchema, type AppSchema } from './schemas.js';
+import { emptySchema, IMPLICIT_FIELDS, type AppSchema } from './schemas.js';
 import { jsonEqual } from '../../lib/json-equal.js';
 
 export interface Application {
@@ -14,7 +14,31 @@ export interface Application {
   updated_at: string;
   /** When `schema` last changed; absent on applications stored before it was kept (then `updated_at`). */
   schema_updated_at?: string;
+  /**
+   * Address field → when a schema change last took from users the right to write it. A user that
+   * signed in before then may have written someone else's address there itself: it names that user
+   * only once proved (see `UserDirectory.addressHolder`). Not shown (`shownApp`).
+   */
+  addresses_closed_at?: Partial<Record<AddressField, string>>;
 }
+
+type AddressField = 'email' | 'phone_number';
+const ADDRESS_FIELDS: readonly AddressField[] = ['email', 'phone_number'];
+
+const userWrites = (schema: AppSchema, field: AddressField): boolean =>
+  (Object.hasOwn(schema.fields, field) ? schema.fields[field] : IMPLICIT_FIELDS[field]).user_writable === true;
+
+/** `addresses_closed_at` after `schema` replaces `current`'s at `at`. */
+function addressesClosedAt(current: Application, schema: AppSchema, at: string): Application['addresses_closed_at'] {
+  let closed = current.addresses_closed_at;
+  for (const field of ADDRESS_FIELDS) {
+    if (userWrites(current.schema, field) && !userWrites(schema, field)) closed = { ...closed, [field]: at };
+  }
+  return closed;
+}
+
+/** An application as the operator is shown it: without the marks kept for the service's own use. */
+export const shownApp = ({ addresses_closed_at: _, ...shown }: Application): Omit<Application, 'addresses_closed_at'> => shown;
 
 /**
  * What a user's `/me` body is stamped with, rendered under the app's schema: it moves with the schema
@@ -120,6 +144,8 @@ export class ApplicationStore {
       const at = isoDate(Math.max(this.clock.now(), Date.parse(current.updated_at) + 1));
       const schemaChanged = changes.schema !== undefined && !jsonEqual(changes.schema, current.schema);
       next = { ...current, ...changes, updated_at: at, schema_updated_at: schemaChanged ? at : schemaStampOf(current) };
+      const closed = schemaChanged ? addressesClosedAt(current, changes.schema!, at) : current.addresses_closed_at;
+      if (closed !== undefined) next.addresses_closed_at = closed;
       this.apps.put(appId, next);
     });
     return next;

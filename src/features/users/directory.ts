@@ -155,12 +155,22 @@ export class UserDirectory {
   addressHolder(appId: string, kind: AddressKind, value: string): string | undefined {
     const holders = this.findByAddress(appId, kind, value);
     const field = FIELD_OF[kind];
-    if (fieldSpec(this.apps.require(appId).schema, field)?.user_writable !== true) return holders[0];
+    const app = this.apps.require(appId);
+    const appWritesIt = fieldSpec(app.schema, field)?.user_writable !== true;
+    // Users may have written it before a schema change took that right: those signed in by then must prove it.
+    const closedAt = app.addresses_closed_at?.[field];
+    if (appWritesIt && closedAt === undefined) return holders[0];
     const normalized = normalizeAddress(kind, value);
     return holders.find((userId) => {
       const user = this.get(appId, userId)?.context;
-      const verified = user?.verified_data[field];
-      return user !== undefined && ((verified !== undefined && normalizeAddress(kind, verified) === normalized) || user.meta.first_sign_in === undefined);
+      if (user === undefined) return false;
+      const verified = user.verified_data[field];
+      const { first_sign_in } = user.meta;
+      return (
+        (verified !== undefined && normalizeAddress(kind, verified) === normalized) ||
+        first_sign_in === undefined ||
+        (appWritesIt && first_sign_in > closedAt!)
+      );
     });
   }
 
