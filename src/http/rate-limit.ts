@@ -38,7 +38,8 @@ export class RateLimiter {
       bucket = { tokens: this.limit.burst, updatedAt: now };
       this.buckets.set(key, bucket);
     } else {
-      const refill = ((now - bucket.updatedAt) / 1000) * this.limit.perSecond;
+      // A clock stepped back refills nothing (rather than draining the bucket): it refills from the new now.
+      const refill = (Math.max(0, now - bucket.updatedAt) / 1000) * this.limit.perSecond;
       bucket.tokens = Math.min(this.limit.burst, bucket.tokens + refill);
       bucket.updatedAt = now;
     }

@@ -79,3 +79,15 @@ t.test('behind SVC_TRUSTED_PROXIES proxies the client is the X-Forwarded-For ent
   t.equal((await keys(direct, '203.0.113.1')).status, 200);
   t.equal((await keys(direct, '203.0.113.2')).status, 429, 'without trusted proxies the header counts for nothing');
 });
+
+t.test('a clock stepped back neither drains nor refills a bucket', async (t) => {
+  const clock = manualClock(Date.now());
+  const server = await startServer(t, { clock, env: { SVC_RATE_LIMIT_APP: '1/2' } });
+  const path = `/applications/${server.app.id}/users/data`;
+  t.equal((await server.request('GET', path, { app: server.app })).status, 200);
+  clock.advance(-3_600_000);
+  t.equal((await server.request('GET', path, { app: server.app })).status, 200, 'the token left is still there');
+  expectLimited(t, await server.request('GET', path, { app: server.app }));
+  clock.advance(1000);
+  t.equal((await server.request('GET', path, { app: server.app })).status, 200, 'refilled a second after the step');
+});
