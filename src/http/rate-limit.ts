@@ -14,6 +14,8 @@ interface Bucket {
 }
 
 const MAX_BUCKETS = 100_000;
+/** What a full map is brought down to: room for a tenth more callers before the next scan. */
+const LOW_WATER = 90_000;
 
 /** Token buckets keyed by caller (app key, user, client IP). A refusal carries `Retry-After`. */
 export class RateLimiter {
@@ -47,13 +49,22 @@ export class RateLimiter {
     bucket.tokens -= 1;
   }
 
-  /** Forgets buckets that have refilled anyway, so the map stays bounded under many callers. */
+  /**
+   * Makes room once the map is full, so it stays bounded under many callers: forgets the buckets that
+   * have refilled anyway, then, if fewer than a tenth went, the fullest of the rest (forgetting one gives
+   * its caller the least), never a drained one before a fuller one: a caller rotating keys cannot
+   * reset its own drained bucket by filling the map with fresh ones. A tenth goes at once, so the scan
+   * runs once per 10 000 new keys, not on each.
+   */
   private dropFullBuckets(now: number): void {
+    const tokensOf = (bucket: Bucket) => bucket.tokens + (Math.max(0, now - bucket.updatedAt) / 1000) * this.limit.perSecond;
     for (const [key, bucket] of this.buckets) {
-      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.limit.perSecond >= this.limit.burst) {
-        this.buckets.delete(key);
-      }
+      if (tokensOf(bucket) >= this.limit.burst) this.buckets.delete(key);
     }
-    if (this.buckets.size >= MAX_BUCKETS) this.buckets.clear();
+    const excess = this.buckets.size - LOW_WATER;
+    if (excess <= 0) return;
+    const byTokens = [...this.buckets].map(([key, bucket]) => ({ key, tokens: tokensOf(bucket) }));
+    byTokens.sort((a, b) => b.tokens - a.tokens);
+    for (let i = 0; i < excess; i++) this.buckets.delete(byTokens[i].key);
   }
 }

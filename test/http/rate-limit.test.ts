@@ -26,3 +26,17 @@ t.test('Retry-After rounds the wait up to whole seconds', async (t) => {
   limiter.take('a');
   t.throws(() => limiter.take('a'), { code: 'E_RATE_LIMITED', headers: { 'retry-after': '4' } });
 });
+
+t.test('a caller rotating keys cannot reset a drained bucket by filling the map, and the map stays bounded', async (t) => {
+  const clock = manualClock();
+  const limiter = new RateLimiter({ perSecond: 1, burst: 60 }, clock);
+  limiter.take('idle');
+  clock.advance(1000);
+  for (let i = 0; i < 60; i++) limiter.take('victim');
+  t.throws(() => limiter.take('victim'), { code: 'E_RATE_LIMITED' });
+  for (let i = 0; i < 250_000; i++) limiter.take(`rotating-${i}`);
+  const buckets = (limiter as unknown as { buckets: Map<string, unknown> }).buckets;
+  t.ok(buckets.size <= 100_000, `at most 100 000 buckets (${buckets.size})`);
+  t.notOk(buckets.has('idle'), 'an idle full bucket is dropped first');
+  t.throws(() => limiter.take('victim'), { code: 'E_RATE_LIMITED' }, 'the drained bucket is still drained');
+});
