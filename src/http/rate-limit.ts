@@ -14,6 +14,11 @@ interface Bucket {
 }
 
 const MAX_BUCKETS = 100_000;
+/**
+ * A token, less what fractional refills lose to rounding (ten refills of 0.1 add up to 0.9999999999999999):
+ * a caller that waits the `Retry-After` it was given, asking on the way, is let through.
+ */
+const ONE_TOKEN = 1 - 1e-9;
 /** What a full map is brought down to: room for a tenth more callers before the next scan. */
 const LOW_WATER = 90_000;
 
@@ -45,8 +50,8 @@ export class RateLimiter {
       bucket.tokens = Math.min(this.limit.burst, bucket.tokens + refill);
       bucket.updatedAt = now;
     }
-    if (bucket.tokens < 1) throw rateLimited((1 - bucket.tokens) / this.limit.perSecond);
-    bucket.tokens -= 1;
+    if (bucket.tokens < ONE_TOKEN) throw rateLimited((ONE_TOKEN - bucket.tokens) / this.limit.perSecond);
+    bucket.tokens = Math.max(0, bucket.tokens - 1);
   }
 
   /**

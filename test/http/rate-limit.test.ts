@@ -40,3 +40,15 @@ t.test('a caller rotating keys cannot reset a drained bucket by filling the map,
   t.notOk(buckets.has('idle'), 'an idle full bucket is dropped first');
   t.throws(() => limiter.take('victim'), { code: 'E_RATE_LIMITED' }, 'the drained bucket is still drained');
 });
+
+t.test('a fractional rate lets through a caller that waited its Retry-After, asking on the way', async (t) => {
+  const clock = manualClock();
+  const limiter = new RateLimiter({ perSecond: 0.1, burst: 1 }, clock);
+  limiter.take('a');
+  for (let second = 1; second < 10; second++) {
+    clock.advance(1000);
+    t.throws(() => limiter.take('a'), { code: 'E_RATE_LIMITED', headers: { 'retry-after': String(10 - second) } }, `at ${second} s`);
+  }
+  clock.advance(1000);
+  t.doesNotThrow(() => limiter.take('a'), 'ten refills of 0.1 make a token');
+});
