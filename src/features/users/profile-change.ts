@@ -20,6 +20,8 @@ export interface FileDescriptor {
 export interface Upload {
   descriptor: FileDescriptor;
   bytes: Buffer;
+  /** Checked as a raster image (uploaded to an `image` field): only such bytes are ever shown inline. */
+  image?: true;
 }
 
 /** A requested change, as parsed from a JSON or multipart body. */

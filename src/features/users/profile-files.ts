@@ -16,6 +16,8 @@ interface StoredFile {
   content_type: string;
   sha256: string;
   bytes: Uint8Array;
+  /** Checked as a raster image at upload; absent for a `file` field's upload (and files stored before it was kept). */
+  image?: true;
 }
 
 interface StoredPreview {
@@ -81,7 +83,8 @@ export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Up
     }
   }
   const sha256 = createHash('sha256').update(part.data).digest('hex');
-  return { descriptor: { content_type: contentType, size: part.data.length, sha256 }, bytes: part.data };
+  const descriptor = { content_type: contentType, size: part.data.length, sha256 };
+  return spec.type === 'image' ? { descriptor, bytes: part.data, image: true } : { descriptor, bytes: part.data };
 }
 
 /**
@@ -112,6 +115,7 @@ export class ProfileFiles {
     }
     for (const [field, upload] of Object.entries(uploads)) {
       const stored: StoredFile = { content_type: upload.descriptor.content_type, sha256: upload.descriptor.sha256, bytes: upload.bytes };
+      if (upload.image) stored.image = true;
       turn.put(this.files, [appId, userId, field], stored);
       for (const size in PREVIEW_SIZES) turn.del(this.previews, [appId, userId, field, size]);
     }

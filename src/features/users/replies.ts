@@ -48,8 +48,9 @@ export async function fieldReply(
     headers: {
       ...FILE_HEADERS,
       etag: `"${file.sha256}"`,
-      // By what the bytes were uploaded as, not only the field's type now: it may have changed since.
-      'content-disposition': spec!.type === 'image' && file.content_type.startsWith('image/') ? 'inline' : 'attachment',
+      // By what the bytes were checked as at upload, not only the field's type now: it may have changed since,
+      // and a `file` field takes anything labelled image/*, an SVG with scripts included.
+      'content-disposition': spec!.type === 'image' && file.image === true && file.content_type.startsWith('image/') ? 'inline' : 'attachment',
     },
   };
 }

@@ -439,3 +439,34 @@ t.test('a write-only file field: a value beside its upload is refused whatever i
   const upload = await server.request('PATCH', me, { token, rawBody: form({ id_scan: { bytes: replacement, type: 'image/png' } }) });
   t.equal(upload.status, 200, `an upload alone is the user's to make: ${upload.text}`);
 });
+
+t.test('a file field turned into an image field: an SVG or PNG uploaded to it before is served as an attachment, on GET and HEAD', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f20/data`;
+  const headers = { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret };
+  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>');
+  const image = await png(10, 10, '#c0c');
+  const uploaded = await server.request('PUT', base, {
+    app: server.app,
+    rawBody: form({ contract: { bytes: svg, type: 'image/svg+xml' }, avatar: { bytes: image, type: 'image/png' } }),
+  });
+  t.equal(uploaded.status, 200, uploaded.text);
+  const checked = await fetch(`${server.url}${base}/fields/avatar`, { headers });
+  t.equal(checked.headers.get('content-disposition'), 'inline', 'an image checked at upload is shown inline');
+  await server.deps.apps.update(server.app.id, { schema: { ...schema, fields: { ...schema.fields, contract: { type: 'image' } } } });
+  for (const method of ['GET', 'HEAD']) {
+    const file = await fetch(`${server.url}${base}/fields/contract`, { method, headers });
+    t.equal(file.status, 200, method);
+    t.equal(file.headers.get('content-type'), 'image/svg+xml', method);
+    t.equal(file.headers.get('content-disposition'), 'attachment', `${method}: an SVG uploaded to a file field is never shown inline`);
+    t.equal(file.headers.get('x-content-type-options'), 'nosniff', method);
+    t.equal(file.headers.get('content-security-policy'), "default-src 'none'; sandbox", method);
+  }
+
+  // A raster image uploaded to the file field was never checked as one either.
+  await server.deps.apps.update(server.app.id, { schema });
+  t.equal((await server.request('PUT', base, { app: server.app, rawBody: form({ contract: { bytes: image, type: 'image/png' } }) })).status, 200);
+  await server.deps.apps.update(server.app.id, { schema: { ...schema, fields: { ...schema.fields, contract: { type: 'image' } } } });
+  const png2 = await fetch(`${server.url}${base}/fields/contract`, { headers });
+  t.equal(png2.headers.get('content-disposition'), 'attachment');
+});
