@@ -127,6 +127,13 @@ export class ProfileFiles {
     }
   }
 
+  /**
+   * Previews being drawn, by the file's bytes and the size: requests that find none cached while one
+   * is drawn wait for it rather than each decode the image again (reads are not rate limited, and an
+   * image of up to 50 MP takes about a second of CPU to draw).
+   */
+  private readonly drawing = new Map<string, Promise<Buffer | string>>();
+
   /** A WebP thumbnail within the size's square, made once per file and cached. */
   async preview(appId: string, userId: string, field: string, size: PreviewSize): Promise<{ bytes: Uint8Array; contentType: string } | undefined> {
     const file = this.read(appId, userId, field);
@@ -134,7 +141,20 @@ export class ProfileFiles {
     const key: Key = [appId, userId, field, size];
     const cached = this.previews.get(key);
     if (cached && cached.sha256 === file.sha256) return { bytes: cached.bytes, contentType: PREVIEW_TYPE };
-    const edge = PREVIEW_SIZES[size];
+    const id = JSON.stringify(key) + file.sha256;
+    let drawing = this.drawing.get(id);
+    if (!drawing) {
+      drawing = this.draw(key, file, PREVIEW_SIZES[size]).finally(() => this.drawing.delete(id));
+      this.drawing.set(id, drawing);
+    }
+    const drawn = await drawing;
+    if (typeof drawn === 'string') throw validationError({ preview: [`the stored file ${drawn}`] });
+    return { bytes: drawn, contentType: PREVIEW_TYPE };
+  }
+
+  /** The preview drawn and cached, or why the file has none. */
+  private async draw(key: Key, file: StoredFile, edge: number): Promise<Buffer | string> {
+    const [appId, userId, field] = key as [string, string, string];
     let drawn: Buffer | string;
     try {
       drawn =
@@ -144,7 +164,7 @@ export class ProfileFiles {
       // Uploads to an image field are checked; a file that was not (the field's type changed since) can be anything.
       drawn = 'is not a readable image';
     }
-    if (typeof drawn === 'string') throw validationError({ preview: [`the stored file ${drawn}`] });
+    if (typeof drawn === 'string') return drawn;
     const bytes = drawn;
     await this.store
       .commit(() => {
@@ -155,7 +175,7 @@ export class ProfileFiles {
         // Only a cache: a preview that cannot be kept (a full disk) is served all the same, and drawn again next time.
         if (!(error instanceof ApiError && error.status === 503)) throw error;
       });
-    return { bytes, contentType: PREVIEW_TYPE };
+    return bytes;
   }
 
   private drop(turn: Turn, appId: string, userId: string, field: string): void {

@@ -470,3 +470,29 @@ t.test('a file field turned into an image field: an SVG or PNG uploaded to it be
   const png2 = await fetch(`${server.url}${base}/fields/contract`, { headers });
   t.equal(png2.headers.get('content-disposition'), 'attachment');
 });
+
+t.test('requests for a preview not yet cached wait for the one being drawn rather than each decode the image again', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f21/data`;
+  // 36 MP in a few kB: slow enough to decode that the requests below overlap the first one's drawing.
+  const image = await sharp({ create: { width: 6000, height: 6000, channels: 3, background: '#0a8' } }).png().toBuffer();
+  const uploaded = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png' } }) });
+  t.equal(uploaded.status, 200, uploaded.text);
+  const store = server.deps.store;
+  const commit = store.commit.bind(store);
+  let commits = 0;
+  store.commit = (write) => {
+    commits++;
+    return commit(write);
+  };
+  const answers = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      fetch(`${server.url}${base}/fields/avatar?preview=medium`, { headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret } }),
+    ),
+  );
+  const bodies = await Promise.all(answers.map(async (answer) => Buffer.from(await answer.arrayBuffer())));
+  t.same(answers.map((answer) => answer.status), [200, 200, 200, 200, 200, 200]);
+  for (const body of bodies) t.ok(body.equals(bodies[0]), 'every request gets the one preview');
+  t.equal(commits, 1, 'one preview drawn and cached for all of them');
+  t.equal((await sharp(bodies[0]).metadata()).width, 256);
+});
