@@ -61,4 +61,11 @@ export const IMPLICIT_FIELDS: Readonly<Record<string, FieldSpec>> = Object.freez
   last_name: { type: 'string', user_readable: true, user_writable: true },
 });
 
+/** The schema field rules for one field name, implicit fields included; undefined for unknown fields. */
+export function fieldSpec(schema: AppSchema, name: string): FieldSpec | undefined {
+  // Own properties only: a field named `constructor` must not find Object.prototype's.
+  if (Object.hasOwn(schema.fields, name)) return schema.fields[name];
+  return Object.hasOwn(IMPLICIT_FIELDS, name) ? IMPLICIT_FIELDS[name] : undefined;
+}
+
 export const emptySchema = (): AppSchema => ({ fields: {}, allow_unknown_fields: true });

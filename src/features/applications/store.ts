@@ -3,7 +3,7 @@ import { newId, randomBase32, randomToken } from '../../lib/ids.js';
 import { isoDate, type Clock } from '../../lib/clock.js';
 import { hmacSecret, maskSecret, sameSecret, secretMatches } from '../../lib/secrets.js';
 import { decodeValue, type Store } from '../../storage/store.js';
-import { emptySchema, IMPLICIT_FIELDS, type AppSchema } from './schemas.js';
+import { emptySchema, fieldSpec, type AppSchema } from './schemas.js';
 import { jsonEqual } from '../../lib/json-equal.js';
 
 export interface Application {
@@ -25,8 +25,7 @@ export interface Application {
 type AddressField = 'email' | 'phone_number';
 const ADDRESS_FIELDS: readonly AddressField[] = ['email', 'phone_number'];
 
-const userWrites = (schema: AppSchema, field: AddressField): boolean =>
-  (Object.hasOwn(schema.fields, field) ? schema.fields[field] : IMPLICIT_FIELDS[field]).user_writable === true;
+const userWrites = (schema: AppSchema, field: AddressField): boolean => fieldSpec(schema, field)?.user_writable === true;
 
 /** `addresses_closed_at` after `schema` replaces `current`'s at `at`. */
 function addressesClosedAt(current: Application, schema: AppSchema, at: string): Application['addresses_closed_at'] {

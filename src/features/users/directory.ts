@@ -5,7 +5,8 @@ import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../.
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { Attributes, ProfileData, UserContext, UserEvent } from '../../../machines/user.machine.js';
 import { addressesOf, FIELD_OF, normalizeAddress, stillVerified, type AddressKind } from './addresses.js';
-import { fieldSpec, type ProfileViews } from './profile-views.js';
+import type { ProfileViews } from './profile-views.js';
+import { fieldSpec } from '../applications/schemas.js';
 import type { ApplicationStore } from '../applications/store.js';
 
 export const USER_KIND = 'user';

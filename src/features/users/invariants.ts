@@ -4,7 +4,7 @@ import { sessionMarksOf } from '../../auth/revocation.js';
 import { counterMatchesRecount, type Invariant } from '../../verify/invariants.js';
 import { addressesOf } from './addresses.js';
 import { holdsFile, isFileDescriptor } from './profile-files.js';
-import { fieldSpec } from './profile-views.js';
+import { fieldSpec } from '../applications/schemas.js';
 import { encodeGroupEntries } from './view-record.js';
 import { USER_LOOKUP_DB, userCountKey, type UserView } from './directory.js';
 import type { Deps } from '../../deps.js';

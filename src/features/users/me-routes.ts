@@ -4,7 +4,7 @@ import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import { callerUser } from '../../auth/bearer-auth.js';
 import type { Deps } from '../../deps.js';
-import { fieldSpec } from './profile-views.js';
+import { fieldSpec } from '../applications/schemas.js';
 import type { ChangeMode } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';

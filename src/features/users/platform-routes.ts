@@ -5,7 +5,7 @@ import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
-import { fieldSpec } from './profile-views.js';
+import { fieldSpec } from '../applications/schemas.js';
 import { updateFailed, type ChangeMode } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';

@@ -3,7 +3,7 @@ import { addFieldError, shownKey, validationError, type FieldErrors } from '../.
 import { jsonEqual } from '../../lib/json-equal.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
-import { fieldSpec } from './profile-views.js';
+import { fieldSpec } from '../applications/schemas.js';
 
 /** Who writes: app credentials see and write everything, a user only what the schema allows. */
 export type Writer = 'app' | 'user';

@@ -5,7 +5,7 @@ import type { Database, Key, Store } from '../../storage/store.js';
 import { HIGH_KEY } from '../../storage/store.js';
 import { pageEntries, type PageRequest } from '../../storage/paging.js';
 import { schemaStampOf, type ApplicationStore } from '../applications/store.js';
-import { IMPLICIT_FIELDS, type AppSchema, type FieldSpec } from '../applications/schemas.js';
+import { fieldSpec, type AppSchema } from '../applications/schemas.js';
 import { persistedUser, type UserContext } from '../../../machines/user.machine.js';
 import { sessionMarksOf } from '../../auth/revocation.js';
 import { FIELD_OF, type AddressKind } from './addresses.js';
@@ -265,12 +265,6 @@ export class ProfileViews {
   }
 }
 
-/** The schema field rules for one field name, implicit fields included; undefined for unknown fields. */
-export function fieldSpec(schema: AppSchema, name: string): FieldSpec | undefined {
-  // Own properties only: a field named `constructor` must not find Object.prototype's.
-  if (Object.hasOwn(schema.fields, name)) return schema.fields[name];
-  return Object.hasOwn(IMPLICIT_FIELDS, name) ? IMPLICIT_FIELDS[name] : undefined;
-}
 
 /** Whether a user may read addresses of `kind`: the app's schema makes their field `user_readable`. */
 export const userReadsAddress = (schema: AppSchema, kind: AddressKind): boolean => fieldSpec(schema, FIELD_OF[kind])?.user_readable === true;

@@ -3,7 +3,7 @@ import type { FilePart, ParsedBody } from '../../http/context.js';
 import { readJsonString, readJsonText, type JsonRead } from '../../http/body.js';
 import { isPlainObject, shownPath } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
-import { fieldSpec } from './profile-views.js';
+import { fieldSpec } from '../applications/schemas.js';
 import { isFileField, updateFailed, type ProfileChange, type Upload } from './profile-change.js';
 import { prepareUpload } from './profile-files.js';
 
