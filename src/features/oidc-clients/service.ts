@@ -3,7 +3,7 @@ import { isoDate } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
 import { pageEntries, type PageRequest } from '../../storage/paging.js';
-import { LIST_BYTES_LIMIT } from '../users/listing.js';
+import { listBytes } from '../../http/list-bytes.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { Deps } from '../../deps.js';
 import {
@@ -35,9 +35,6 @@ interface Revealed {
   secret: string;
 }
 
-const pageTooLarge = () =>
-  validationError({ page_size: [`the page holds more than ${LIST_BYTES_LIMIT / (1024 * 1024)} MiB of clients: ask for fewer per page`] });
-
 export const clientCount = (appId: string): Key => ['oidc_clients', appId];
 const clientLock = (appId: string, clientId: string) => `oidc_client:${appId}\u0000${clientId}`;
 
@@ -56,21 +53,13 @@ export class OidcClientService {
   }
 
   /**
-   * A page as the JSON text of `{total_results, results}`. A client may hold up to 1 MiB of `config`,
-   * so a page of 1000 could be a gigabyte built in memory: it is refused as it passes
-   * LIST_BYTES_LIMIT, before the rest is read.
+   * A page as the JSON bytes of `{total_results, results}`. A client may hold up to 1 MiB of `config`:
+   * `listBytes` refuses a page too large to build.
    */
-  list(appId: string, page: Omit<PageRequest, 'prefix'>): string {
+  list(appId: string, page: Omit<PageRequest, 'prefix'>): Buffer {
     const now = this.deps.clock.now();
-    const results: string[] = [];
-    let bytes = 0;
-    for (const { value } of pageEntries(this.clients, { prefix: [appId], ...page })) {
-      const client = JSON.stringify(this.show(value, now));
-      bytes += Buffer.byteLength(client);
-      if (bytes > LIST_BYTES_LIMIT) throw pageTooLarge();
-      results.push(client);
-    }
-    return `{"total_results":${this.deps.runtime.counter(clientCount(appId))},"results":[${results.join(',')}]}`;
+    const entries = pageEntries(this.clients, { prefix: [appId], ...page });
+    return listBytes(this.deps.runtime.counter(clientCount(appId)), entries, ({ value }) => Buffer.from(JSON.stringify(this.show(value, now))), 'clients');
   }
 
   get(appId: string, clientId: string): OidcClient {

@@ -1,12 +1,8 @@
-import { validationError } from '../../lib/errors.js';
+import { listBytes } from '../../http/list-bytes.js';
 import { addressKindOf } from './addresses.js';
 import type { UserDirectory } from './directory.js';
 import type { ProfileViews } from './profile-views.js';
 import type { ListQuery } from './schemas.js';
-
-const utf8 = (text: string) => Buffer.from(text);
-const COMMA = utf8(',');
-const CLOSE = utf8(']}');
 
 /**
  * `GET /applications/{app}/users/data` as JSON bytes: unfiltered lists page the profile read model
@@ -28,27 +24,9 @@ export function listProfiles(users: UserDirectory, profiles: ProfileViews, appId
     page = bodiesOf(profiles, appId, start < 0 ? [] : matches.slice(start, start + query.pageSize));
   }
   const fields = query.fields;
-  const parts: Uint8Array[] = [utf8(`{"total_results":${total},"results":[`)];
-  let bytes = 0;
-  for (const body of page) {
-    const item = fields ? utf8(JSON.stringify(projectProfile(body, fields))) : body;
-    bytes += item.length;
-    if (bytes > LIST_BYTES_LIMIT) throw pageTooLarge();
-    if (parts.length > 1) parts.push(COMMA);
-    parts.push(item);
-  }
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
+  const serialize = fields ? (body: Uint8Array) => Buffer.from(JSON.stringify(projectProfile(body, fields))) : (body: Uint8Array) => body;
+  return listBytes(total, page, serialize, 'profiles');
 }
-
-/**
- * The most profile bytes one list answer holds. Profiles may grow to 4 MiB each, so a page of 1000
- * could be gigabytes, built in memory: it is refused as it passes this, before the rest is read.
- */
-export const LIST_BYTES_LIMIT = 32 * 1024 * 1024;
-
-const pageTooLarge = () =>
-  validationError({ page_size: [`the page holds more than ${LIST_BYTES_LIMIT / (1024 * 1024)} MiB of profiles: ask for fewer per page`] });
 
 function* bodiesOf(profiles: ProfileViews, appId: string, ids: readonly string[]): Generator<Uint8Array> {
   for (const id of ids) {
