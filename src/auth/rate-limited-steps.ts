@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { networkOf } from '../lib/ip-network.js';
 import type { Step } from '../http/route.js';
 import type { RequestContext } from '../http/context.js';
 import type { RateLimiter } from '../http/rate-limit.js';
@@ -17,13 +18,16 @@ export function thenLimit(step: Step, limiter: RateLimiter, keyOf: (ctx: Request
   };
 }
 
+/** The client's network (`networkOf`), what per-IP limits are keyed by. */
+export const clientNetwork = (ctx: RequestContext, trustedProxies: number): string => networkOf(clientAddress(ctx, trustedProxies));
+
 /**
  * The client's address: the connection's, or behind `trustedProxies` proxies the `X-Forwarded-For`
  * entry the farthest of them appended, without a port. Entries left of it are the client's to write,
  * so not believed; with fewer entries than proxies the request did not come through them all, and the
  * connection's address counts.
  */
-export function clientAddress(ctx: RequestContext, trustedProxies: number): string {
+function clientAddress(ctx: RequestContext, trustedProxies: number): string {
   const forwarded = trustedProxies === 0 ? undefined : ctx.header('x-forwarded-for');
   if (forwarded === undefined) return ctx.ip;
   const hops = forwarded.split(',');
@@ -37,4 +41,4 @@ export function clientAddress(ctx: RequestContext, trustedProxies: number): stri
 export const limitByIp =
   (limiter: RateLimiter, trustedProxies: number): Step =>
   (ctx) =>
-    limiter.take(clientAddress(ctx, trustedProxies));
+    limiter.take(clientNetwork(ctx, trustedProxies));

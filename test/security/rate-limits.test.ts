@@ -80,6 +80,19 @@ t.test('behind SVC_TRUSTED_PROXIES proxies the client is the X-Forwarded-For ent
   t.equal((await keys(direct, '203.0.113.2')).status, 429, 'without trusted proxies the header counts for nothing');
 });
 
+t.test('per client IP: an IPv6 client counts by its /64, an IPv4-mapped one as its IPv4 address', async (t) => {
+  const server = await startServer(t, { env: { SVC_RATE_LIMIT_HUB_IP: '0.001/1', SVC_TRUSTED_PROXIES: '1' } });
+  const keys = (forwardedFor: string) => server.request('GET', '/hub/auth/keys', { headers: { 'x-forwarded-for': forwardedFor } });
+  t.equal((await keys('2001:db8:1:2::1')).status, 200);
+  t.equal((await keys('2001:db8:1:2::2')).status, 429, 'another address of the same /64 shares its bucket');
+  t.equal((await keys('[2001:db8:1:2:ffff:ffff:ffff:ffff]:443')).status, 429, 'the last address of the /64 too');
+  t.equal((await keys('2001:0DB8:0001:0002:0000:0000:0000:0009')).status, 429, 'however it is written');
+  t.equal((await keys('2001:db8:1:3::1')).status, 200, 'the next /64 has its own');
+  t.equal((await keys('203.0.113.20')).status, 200);
+  t.equal((await keys('::ffff:203.0.113.20')).status, 429, 'an IPv4-mapped address is its IPv4 client');
+  t.equal((await keys('203.0.113.21')).status, 200, 'IPv4 counts by the whole address');
+});
+
 t.test('a clock stepped back neither drains nor refills a bucket', async (t) => {
   const clock = manualClock(Date.now());
   const server = await startServer(t, { clock, env: { SVC_RATE_LIMIT_APP: '1/2' } });
