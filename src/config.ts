@@ -74,6 +74,7 @@ const EnvSchema = v.object({
   SVC_RATE_LIMIT_APP: v.optional(rateFromEnv, '20000/40000'),
   SVC_RATE_LIMIT_USER_WRITES: v.optional(rateFromEnv, '10/30'),
   SVC_RATE_LIMIT_HUB_IP: v.optional(rateFromEnv, '20/60'),
+  SVC_RATE_LIMIT_ADMIN_FAILURES: v.optional(rateFromEnv, '1/10'),
   SVC_TRUSTED_PROXIES: v.optional(intFromEnv(0, 10), '0'),
 });
 
@@ -95,7 +96,7 @@ export interface Config {
   multipartLimit: number;
   corsOrigins: string[];
   accessTokenTtlSeconds: number;
-  rateLimits: { app: RateLimit; userWrites: RateLimit; hubIp: RateLimit };
+  rateLimits: { app: RateLimit; userWrites: RateLimit; hubIp: RateLimit; adminFailures: RateLimit };
   /** How many proxies in front append to `X-Forwarded-For`: whose entries name the client. */
   trustedProxies: number;
   /** Names derived from the brand token (ADDENDUM §0). */
@@ -134,7 +135,12 @@ export function loadConfig(env: Env): Config {
     multipartLimit: e.SVC_MULTIPART_LIMIT,
     corsOrigins: e.SVC_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     accessTokenTtlSeconds: e.SVC_ACCESS_TOKEN_TTL,
-    rateLimits: { app: e.SVC_RATE_LIMIT_APP, userWrites: e.SVC_RATE_LIMIT_USER_WRITES, hubIp: e.SVC_RATE_LIMIT_HUB_IP },
+    rateLimits: {
+      app: e.SVC_RATE_LIMIT_APP,
+      userWrites: e.SVC_RATE_LIMIT_USER_WRITES,
+      hubIp: e.SVC_RATE_LIMIT_HUB_IP,
+      adminFailures: e.SVC_RATE_LIMIT_ADMIN_FAILURES,
+    },
     trustedProxies: e.SVC_TRUSTED_PROXIES,
     names: Object.freeze({
       appKeyHeader: `x-${brand}-app-key`,

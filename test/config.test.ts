@@ -55,6 +55,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ SVC_CORS_ORIGINS: 'https://user@app.example' }, /SVC_CORS_ORIGINS/],
     [{ SVC_RATE_LIMIT_APP: '5/0' }, /SVC_RATE_LIMIT_APP: a limit needs a rate above 0 and a burst of at least 1/],
     [{ SVC_RATE_LIMIT_HUB_IP: '0/3' }, /SVC_RATE_LIMIT_HUB_IP/],
+    [{ SVC_RATE_LIMIT_ADMIN_FAILURES: '2/0' }, /SVC_RATE_LIMIT_ADMIN_FAILURES/],
   ];
   for (const [env, message] of cases) {
     const error = errorOf(() => loadConfig(env));
@@ -66,4 +67,5 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
   t.same(loadConfig({ SVC_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).corsOrigins, ['https://app.example', 'http://localhost:5173']);
   t.same(loadConfig({ SVC_CORS_ORIGINS: '*' }).corsOrigins, ['*']);
   t.same(loadConfig({ SVC_RATE_LIMIT_APP: '0' }).rateLimits.app, { perSecond: 0, burst: 0 });
+  t.same(loadConfig({}).rateLimits.adminFailures, { perSecond: 1, burst: 10 }, 'failed admin authentications are limited by default');
 });

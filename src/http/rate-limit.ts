@@ -45,13 +45,28 @@ export class RateLimiter {
       bucket = { tokens: this.limit.burst, updatedAt: now };
       this.buckets.set(key, bucket);
     } else {
-      // A clock stepped back refills nothing (rather than draining the bucket): it refills from the new now.
-      const refill = (Math.max(0, now - bucket.updatedAt) / 1000) * this.limit.perSecond;
-      bucket.tokens = Math.min(this.limit.burst, bucket.tokens + refill);
+      bucket.tokens = this.tokensAt(bucket, now);
       bucket.updatedAt = now;
     }
-    if (bucket.tokens < ONE_TOKEN) throw rateLimited((ONE_TOKEN - bucket.tokens) / this.limit.perSecond);
+    this.refuseBelowOne(bucket.tokens);
     bucket.tokens = Math.max(0, bucket.tokens - 1);
+  }
+
+  /** Throws 429 `E_RATE_LIMITED` as `take` would, but takes nothing: for a limit charged only on failure. */
+  refuseIfSpent(key: string): void {
+    if (!this.enabled) return;
+    const bucket = this.buckets.get(key);
+    if (bucket) this.refuseBelowOne(this.tokensAt(bucket, this.clock.now()));
+  }
+
+  private refuseBelowOne(tokens: number): void {
+    if (tokens < ONE_TOKEN) throw rateLimited((ONE_TOKEN - tokens) / this.limit.perSecond);
+  }
+
+  /** The bucket's tokens at `now`. A clock stepped back refills nothing (rather than draining the bucket). */
+  private tokensAt(bucket: Bucket, now: number): number {
+    const refill = (Math.max(0, now - bucket.updatedAt) / 1000) * this.limit.perSecond;
+    return Math.min(this.limit.burst, bucket.tokens + refill);
   }
 
   /**
@@ -62,7 +77,7 @@ export class RateLimiter {
    * runs once per 10 000 new keys, not on each.
    */
   private dropFullBuckets(now: number): void {
-    const tokensOf = (bucket: Bucket) => bucket.tokens + (Math.max(0, now - bucket.updatedAt) / 1000) * this.limit.perSecond;
+    const tokensOf = (bucket: Bucket) => this.tokensAt(bucket, now);
     for (const [key, bucket] of this.buckets) {
       if (tokensOf(bucket) >= this.limit.burst) this.buckets.delete(key);
     }

@@ -70,6 +70,7 @@ export async function startServer(
     SVC_RATE_LIMIT_APP: '0',
     SVC_RATE_LIMIT_USER_WRITES: '0',
     SVC_RATE_LIMIT_HUB_IP: '0',
+    SVC_RATE_LIMIT_ADMIN_FAILURES: '0',
     ...options.env,
     SVC_DATA_DIR: dataDir,
     PORT: '0',

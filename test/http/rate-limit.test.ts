@@ -52,3 +52,17 @@ t.test('a fractional rate lets through a caller that waited its Retry-After, ask
   clock.advance(1000);
   t.doesNotThrow(() => limiter.take('a'), 'ten refills of 0.1 make a token');
 });
+
+t.test('refuseIfSpent refuses as take would, takes nothing and keeps no bucket for an unknown caller', async (t) => {
+  const clock = manualClock();
+  const limiter = new RateLimiter({ perSecond: 1, burst: 1 }, clock);
+  for (let i = 0; i < 3; i++) limiter.refuseIfSpent('a');
+  const buckets = (limiter as unknown as { buckets: Map<string, unknown> }).buckets;
+  t.equal(buckets.size, 0, 'asking makes no bucket');
+  limiter.take('a');
+  t.throws(() => limiter.refuseIfSpent('a'), { status: 429, code: 'E_RATE_LIMITED', headers: { 'retry-after': '1' } });
+  clock.advance(1000);
+  limiter.refuseIfSpent('a');
+  limiter.take('a');
+  t.throws(() => limiter.take('a'), { code: 'E_RATE_LIMITED' }, 'refuseIfSpent took nothing: one token had refilled');
+});

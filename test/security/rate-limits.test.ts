@@ -4,7 +4,7 @@ import { rawRequest } from '../helpers/raw-http.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { manualClock } from '../../src/lib/clock.js';
 
-// ADDENDUM §8: token buckets per app key, per user on /me writes, per client IP on /hub/auth/*.
+// ADDENDUM §8: token buckets per app key, per user on /me writes, per client IP on /hub/auth/* (and on failed /admin authentications).
 const expectLimited = (t: { equal: Function; match: Function }, res: { status: number; body: any; headers: Headers }) => {
   t.equal(res.status, 429);
   t.equal(res.body.code, 'E_RATE_LIMITED');
@@ -91,6 +91,32 @@ t.test('per client IP: an IPv6 client counts by its /64, an IPv4-mapped one as i
   t.equal((await keys('203.0.113.20')).status, 200);
   t.equal((await keys('::ffff:203.0.113.20')).status, 429, 'an IPv4-mapped address is its IPv4 client');
   t.equal((await keys('203.0.113.21')).status, 200, 'IPv4 counts by the whole address');
+});
+
+t.test('per client IP on failed /admin authentications: the right token is not charged, and while spent every request is 429', async (t) => {
+  const clock = manualClock(Date.now());
+  const adminToken = 'admin-token-0123456789abcdef';
+  const env = { SVC_ADMIN_TOKEN: adminToken, SVC_RATE_LIMIT_ADMIN_FAILURES: '1/3', SVC_TRUSTED_PROXIES: '1' };
+  const server = await startServer(t, { clock, env });
+  const admin = (client: string, authorization?: string, method = 'GET', body?: unknown) =>
+    server.request(method, '/admin/applications', { headers: { 'x-forwarded-for': client, ...(authorization ? { authorization } : {}) }, body });
+  const right = `Bearer ${adminToken}`;
+  const wrong = 'Bearer admin-token-guess-000000';
+  for (let i = 0; i < 5; i++) t.equal((await admin('203.0.113.1', right)).status, 200, 'the right token takes nothing');
+  t.equal((await admin('203.0.113.1')).status, 401, 'no token is a failure');
+  t.equal((await admin('203.0.113.1', wrong)).status, 401);
+  t.equal((await admin('203.0.113.1', 'Basic eDp5')).status, 401);
+  expectLimited(t, await admin('203.0.113.1', wrong));
+  expectLimited(t, await admin('203.0.113.1', right));
+  expectLimited(t, await admin('203.0.113.1', right, 'POST', { name: 'Refused' }));
+  t.equal((await admin('203.0.113.2', wrong)).status, 401, 'another client has its own bucket');
+  t.equal((await admin('203.0.113.2', right)).status, 200);
+  clock.advance(1000);
+  const list = await admin('203.0.113.1', right);
+  t.equal(list.status, 200, 'refilled after a second');
+  t.notOk(list.body.results.some((app: { name: string }) => app.name === 'Refused'), 'the refused request created nothing');
+  t.equal((await admin('203.0.113.1', wrong)).status, 401, 'the token that refilled is taken by a failure');
+  expectLimited(t, await admin('203.0.113.1', wrong));
 });
 
 t.test('a clock stepped back neither drains nor refills a bucket', async (t) => {

@@ -2,6 +2,7 @@ import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { Deps } from '../../deps.js';
 import { requireAdminToken } from '../../auth/admin-auth.js';
+import { RateLimiter } from '../../http/rate-limit.js';
 import { expectNoFields, parseJsonBody } from '../../lib/validate.js';
 import { CreateAppSchema, UpdateAppSchema } from '../applications/schemas.js';
 import { shownApp } from '../applications/store.js';
@@ -13,10 +14,10 @@ const listOf = <T>(results: T[]) => ({ total_results: results.length, results })
  * has no routes at all, so every `/admin` path answers 404 like any unknown route.
  */
 export function adminRoutes(deps: Deps): Route[] {
-  const { adminToken } = deps.config;
+  const { adminToken, rateLimits, trustedProxies } = deps.config;
   if (!adminToken) return [];
   const { apps } = deps;
-  const before = [requireAdminToken(adminToken)];
+  const before = [requireAdminToken(adminToken, new RateLimiter(rateLimits.adminFailures, deps.clock), trustedProxies)];
   return [
     {
       method: 'POST',
