@@ -8,6 +8,7 @@ import type { UserDirectory } from './features/users/directory.js';
 import type { AppSchema } from './features/applications/schemas.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
 import { renderGroup, renderMember } from './features/groups/render.js';
+import { rekeyFormat9InviteIndex } from './features/groups/invite-index.js';
 import type { GroupContext } from '../machines/group.machine.js';
 import type { MemberContext } from '../machines/member.machine.js';
 
@@ -101,5 +102,7 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps:
     8() {
       users.renormalizeAddresses();
     },
+    // 9 → 10: the invite index is keyed by user first, so deleting a user finds its invites.
+    9: rekeyFormat9InviteIndex,
   };
 }

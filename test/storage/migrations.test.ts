@@ -10,6 +10,7 @@ import { signInByLink } from '../helpers/sign-in.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
 import { format6Parts } from '../../src/features/users/view-record.js';
 import { USER_LOOKUP_DB } from '../../src/features/users/directory.js';
+import { INVITE_INDEX_DB } from '../../src/features/groups/invite-index.js';
 import { asFormat5Record, asFormat6Record, asFormat7Record } from '../helpers/view-records.js';
 
 const logger = pino({ level: 'silent' });
@@ -336,5 +337,35 @@ t.test('format 8 → 9: addresses are indexed in NFC, so every form of an accent
   for (const form of [decomposed, decomposed.normalize('NFC')]) {
     t.same((await list(form)).body.results.map((p: { svc_user: string }) => p.svc_user), ['jose'], JSON.stringify(form));
   }
+  await noProblems(t, server.deps);
+});
+
+t.test('format 9 → 10: the invite index is keyed by user first, so deleting a user takes its answered invites along', async (t) => {
+  let server = await startServer(t, { dataDir: t.testdir() });
+  const { app } = server;
+  const api = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${app.id}${path}`, { app, body });
+  const group = (await api('POST', '/groups', { name: 'Team' })).body;
+  const invited = [];
+  for (const user of ['u1', 'u2']) {
+    t.equal((await api('PUT', `/users/${user}/data`, { data: {} })).status, 200);
+    invited.push((await api('POST', `/groups/${group.id}/invites`, { user_id: user, roles: [] })).body.invitation.id);
+  }
+  const index = server.deps.store.db(INVITE_INDEX_DB);
+  const entries = [...index.getKeys({})] as Key[][];
+  t.equal(entries.length, 2);
+  server = await reopenedAsFormat(t, server, 9, (deps) => {
+    const legacy = deps.store.db('group_invites_by_user');
+    for (const [appId, userId, groupId, inviteId] of entries) {
+      index.remove([appId, userId, groupId, inviteId]);
+      legacy.put([appId, groupId, userId, inviteId], true);
+    }
+  });
+  t.same([...server.deps.store.db(INVITE_INDEX_DB).getKeys({})], entries, 'the entries this build makes');
+  t.notOk(server.deps.store.hasDb('group_invites_by_user'), 'the format-9 index is gone');
+  const listed = await api('GET', `/groups/${group.id}/invites?ensured_user_id=u1`);
+  t.same(listed.body.results.map((invite: { id: string }) => invite.id), [invited[0]]);
+  t.equal((await api('DELETE', '/users/u1/data')).status, 204);
+  t.equal((await api('GET', `/groups/${group.id}/invites/${invited[0]}`)).status, 404, "the deleted user's invite went with it");
+  t.equal((await api('GET', `/groups/${group.id}/invites/${invited[1]}`)).status, 200);
   await noProblems(t, server.deps);
 });

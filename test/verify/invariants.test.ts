@@ -7,6 +7,7 @@ import { encodeGroupEntries, encodeUserView } from '../../src/features/users/vie
 import type { Deps } from '../../src/deps.js';
 import { linkPath } from '../helpers/sign-in.js';
 import { tokenFor } from '../helpers/tokens.js';
+import { INVITE_INDEX_DB } from '../../src/features/groups/invite-index.js';
 
 /** Exactly these problems, in this order: a `match` alone would pass with more. */
 function problemsAre(t: Test, problems: string[], patterns: RegExp[]): void {
@@ -147,8 +148,8 @@ t.test('damage that lookups and listings trust is reported: credential list, gro
   const names = deps.store.db('group_names');
   await damage(t, deps, () => names.put([appId, 'ghost', 'group_gone'], true), [/group indexes: name entry .*ghost.* does not name its group/], () => names.remove([appId, 'ghost', 'group_gone']));
   await damage(t, deps, () => names.remove([appId, 'team', group.id]), [/group indexes: group .* has no name entry/], () => names.put([appId, 'team', group.id], true));
-  const invites = deps.store.db('group_invites_by_user');
-  await damage(t, deps, () => invites.put([appId, group.id, 'u1', 'invite_gone'], true), [/group indexes: invite index entry .*invite_gone.* names no invite/], () => invites.remove([appId, group.id, 'u1', 'invite_gone']));
+  const invites = deps.store.db(INVITE_INDEX_DB);
+  await damage(t, deps, () => invites.put([appId, 'u1', group.id, 'invite_gone'], true), [/group indexes: invite index entry .*invite_gone.* names no invite/], () => invites.remove([appId, 'u1', group.id, 'invite_gone']));
   const apps = deps.store.db('apps');
   const app = apps.get(appId);
   await damage(

@@ -7,7 +7,7 @@ import { counterMatchesRecount, type Invariant } from '../../verify/invariants.j
 import type { Deps } from '../../deps.js';
 import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, groupCountKey, isActiveOwner } from './keys.js';
 import { renderGroup, renderMember } from './render.js';
-import { InviteIndex } from './invite-index.js';
+import { INVITE_INDEX_DB, InviteIndex } from './invite-index.js';
 
 type Stored<C> = { key: Key[]; state: string; context: C };
 
@@ -96,8 +96,8 @@ export const groupInvariants: Invariant[] = [
       for (const group of all<GroupContext>(deps, GROUP_KIND)) {
         if (!named.has(JSON.stringify(group.key))) problems.push(`group ${group.context.id} has no name entry`);
       }
-      for (const key of deps.store.db('group_invites_by_user').getKeys({})) {
-        const [appId, groupId, userId, inviteId] = key as [string, string, string, string];
+      for (const key of deps.store.db(INVITE_INDEX_DB).getKeys({})) {
+        const [appId, userId, groupId, inviteId] = key as [string, string, string, string];
         const invite = deps.runtime.read<InviteContext>(INVITE_KIND, [appId, groupId, inviteId]);
         if (invite?.context.ensured_user_id !== userId) problems.push(`invite index entry ${JSON.stringify(key)} names no invite of that user`);
       }

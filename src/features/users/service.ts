@@ -62,7 +62,7 @@ export class ProfileService {
   }
 
   /**
-   * Deletes the user and, in the same turn, its memberships (ADDENDUM §3 `groups` stays consistent),
+   * Deletes the user and, in the same turn, its memberships and invites (ADDENDUM §3 `groups` stays consistent),
    * files, sessions, refresh tokens and magic links.
    */
   async remove(appId: string, userId: string): Promise<void> {
