@@ -1,3 +1,4 @@
+import { forbidden } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
@@ -13,17 +14,27 @@ export interface NewMemberRequest {
   state: MemberState;
 }
 
+/**
+ * An owner on `/me` adds members `active` only: `invite_pending` is an invitation's (one made without an
+ * invite could never be accepted) and `invite_rejected` the invited user's own answer (ADDENDUM §5).
+ */
+const OWNER_ADDS_ACTIVE =
+  'On /me a member is added active: a user is invite_pending only through an invite (POST /me/groups/{group}/invites) and invite_rejected only by rejecting one itself';
+
 /** Adding members, changing their roles and removing them; on `/me` only owners may. */
 export class MemberService {
   constructor(private readonly core: GroupsCore) {}
 
-  /** 409 `E_MEMBER_EXISTS` for a user already in the group; the first member gets `owner`. */
+  /** 409 `E_MEMBER_EXISTS` for a user already in the group; the first member gets `owner`. On `/me`, `active` only (403). */
   async add(acting: Acting, groupId: string, request: NewMemberRequest): Promise<MemberView> {
     const { appId } = acting;
     const memberId = newId('member');
     const target = userTarget(this.core.users, appId, request.ref);
     return runEdit(this.core, acting, groupId, [memberLock(appId, groupId, memberId), ...target.locks], (edit, turn) => {
-      if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      if (acting.kind === 'user') {
+        edit.requireOwner(acting.userId);
+        if (request.state !== 'active') throw forbidden(OWNER_ADDS_ACTIVE);
+      }
       const member = edit.addMember(memberId, {
         userId: target.resolve(turn, edit.hold),
         roles: request.roles,

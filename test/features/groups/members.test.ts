@@ -2,7 +2,7 @@ import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
-import { as, assertProfilesConsistent, groupOf, person, platform } from './helpers.js';
+import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
 import { userLock } from '../../../src/features/users/directory.js';
 import { holdLocks, queueOn } from '../../helpers/locks.js';
 
@@ -105,7 +105,7 @@ t.test('on /me only active owners manage members; members read; anyone may leave
   const added = await as(server, ada).post(base, { user_id: bob.userId, roles: ['reader'] });
   t.equal(added.status, 200);
   t.equal(added.body.added_by, `user:${ada.userId}`);
-  const pending = (await as(server, ada).post(base, { user_id: cy.userId, roles: [], state: 'invite_pending' })).body;
+  const pending = (await platform(server).post(`/groups/${group.id}/members`, { user_id: cy.userId, roles: [], state: 'invite_pending' })).body;
 
   t.equal((await as(server, bob).post(base, { user_id: eve.userId, roles: [] })).status, 403);
   t.equal((await as(server, bob).put(`${base}/${pending.id}`, { roles: ['x'] })).status, 403);
@@ -126,6 +126,33 @@ t.test('on /me only active owners manage members; members read; anyone may leave
   t.equal((await as(server, bob).get(`/me/groups/${group.id}`)).status, 404);
   t.equal((await as(server, ada).del(`${base}/${pending.id}`)).status, 204);
   await assertProfilesConsistent(t, server, [ada.userId, bob.userId, cy.userId]);
+});
+
+t.test('an owner on /me adds members active only: invite_pending and invite_rejected are 403 and change nothing', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const base = `/me/groups/${group.id}/members`;
+  for (const state of ['invite_pending', 'invite_rejected']) {
+    for (const target of [{ user_id: bob.userId }, { email: 'new@example.com' }]) {
+      const refused = await as(server, ada).post(base, { ...target, roles: [], state });
+      t.equal(refused.status, 403, `${state} ${JSON.stringify(target)}`);
+      t.match(refused.body, { statusCode: 403, error: 'Forbidden', code: 'E_FORBIDDEN', message: /invite/, messages: [/invite/] });
+    }
+  }
+  t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 1, 'no member was made');
+  t.same(server.deps.users.findByAddress(server.app.id, 'email', 'new@example.com'), [], 'no user was ensured');
+  t.same(profileGroups(server, bob.userId), [], "bob's profile names no group");
+
+  const added = await as(server, ada).post(base, { user_id: bob.userId, roles: [], state: 'active' });
+  t.equal(added.status, 200, 'active, named or by default, is an owner\'s to add');
+  t.equal(added.body.state, 'active');
+  const platformMade = await api.post(`/groups/${group.id}/members`, { email: 'rejected@example.com', roles: [], state: 'invite_rejected' });
+  t.equal(platformMade.status, 200, 'the application may create a member in any state');
+  t.equal(platformMade.body.state, 'invite_rejected');
+  await assertProfilesConsistent(t, server, [ada.userId, bob.userId]);
 });
 
 t.test('member lists page by ID and filter on user ID, email or phone', async (t) => {
