@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import { ApiError, validationError } from '../../lib/errors.js';
 import type { FilePart } from '../../http/context.js';
 import type { Turn } from '../../runtime/runtime.js';
@@ -54,12 +54,32 @@ const VECTOR_REFUSAL = 'must be a raster image (SVG is not taken)';
 const IMAGE_PIXEL_LIMIT = 50_000_000;
 const PIXEL_REFUSAL = `must be at most ${IMAGE_PIXEL_LIMIT / 1_000_000} megapixels`;
 
-/** Why `bytes`, read from the header alone, are no image to decode, if they are not; throws when unreadable. */
-async function imageRefusal(bytes: Uint8Array): Promise<string | undefined> {
-  const { format, width = 0, height = 0 } = await sharp(bytes).metadata();
-  if (format === 'svg') return VECTOR_REFUSAL;
+/**
+ * The type an image field's file is stored and served as is the one its bytes decode as, whatever the
+ * uploader declared (PNG bytes labelled image/svg+xml would go out inline as SVG); other formats are refused.
+ */
+const RASTER_TYPES: Partial<Record<string, string>> = {
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  tiff: 'image/tiff',
+};
+const FORMAT_REFUSAL = 'must be a JPEG, PNG, WebP, GIF, TIFF or AVIF image';
+
+/** HEIF is a container: of its codecs this build of libvips decodes AV1 (AVIF) only. */
+const servedImageType = ({ format, compression }: Metadata) =>
+  format === 'heif' ? (compression === 'av1' ? 'image/avif' : undefined) : RASTER_TYPES[format];
+
+/** The type `bytes` are served as, read from the header alone, or why they are no image to decode; throws when unreadable. */
+async function imageType(bytes: Uint8Array): Promise<{ contentType: string } | string> {
+  const metadata = await sharp(bytes).metadata();
+  if (metadata.format === 'svg') return VECTOR_REFUSAL;
+  const contentType = servedImageType(metadata);
+  if (!contentType) return FORMAT_REFUSAL;
+  const { width = 0, height = 0 } = metadata;
   if (width * height > IMAGE_PIXEL_LIMIT) return PIXEL_REFUSAL;
-  return undefined;
+  return { contentType };
 }
 
 const decoder = (bytes: Uint8Array) => sharp(bytes, { limitInputPixels: IMAGE_PIXEL_LIMIT });
@@ -68,24 +88,28 @@ const decoder = (bytes: Uint8Array) => sharp(bytes, { limitInputPixels: IMAGE_PI
 export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Upload | string> {
   if (part.data.length === 0) return 'the file is empty';
   if (!isMediaType(part.contentType)) return `must have a content type of the form type/subtype, at most ${MEDIA_TYPE_LIMIT} characters`;
-  // Type and subtype are case-insensitive (RFC 9110 §8.3.1): kept in lower case, as they are compared.
-  const end = part.contentType.search(/[ \t;]|$/);
-  const contentType = part.contentType.slice(0, end).toLowerCase() + part.contentType.slice(end);
   if (spec.type === 'image') {
-    if (!contentType.startsWith('image/')) return 'must be an image (content type image/*)';
+    if (!part.contentType.toLowerCase().startsWith('image/')) return 'must be an image (content type image/*)';
     try {
-      const refusal = await imageRefusal(part.data);
-      if (refusal) return refusal;
+      const type = await imageType(part.data);
+      if (typeof type === 'string') return type;
       // Decoded whole, as a preview will be: the header alone passes a truncated file.
       await decoder(part.data).resize(PREVIEW_SIZES.small, PREVIEW_SIZES.small, { fit: 'inside' }).raw().toBuffer();
+      return { descriptor: describe(part.data, type.contentType), bytes: part.data, image: true };
     } catch {
       return 'is not a readable image';
     }
   }
-  const sha256 = createHash('sha256').update(part.data).digest('hex');
-  const descriptor = { content_type: contentType, size: part.data.length, sha256 };
-  return spec.type === 'image' ? { descriptor, bytes: part.data, image: true } : { descriptor, bytes: part.data };
+  // Type and subtype are case-insensitive (RFC 9110 §8.3.1): kept in lower case, as they are compared.
+  const end = part.contentType.search(/[ \t;]|$/);
+  return { descriptor: describe(part.data, part.contentType.slice(0, end).toLowerCase() + part.contentType.slice(end)), bytes: part.data };
 }
+
+const describe = (bytes: Buffer, contentType: string): FileDescriptor => ({
+  content_type: contentType,
+  size: bytes.length,
+  sha256: createHash('sha256').update(bytes).digest('hex'),
+});
 
 /**
  * Bytes of `image`/`file` fields, kept out of the actor snapshots: `[appId, userId, field]` in
@@ -157,9 +181,9 @@ export class ProfileFiles {
     const [appId, userId, field] = key as [string, string, string];
     let drawn: Buffer | string;
     try {
+      const type = await imageType(file.bytes);
       drawn =
-        (await imageRefusal(file.bytes)) ??
-        (await decoder(file.bytes).rotate().resize(edge, edge, { fit: 'inside', withoutEnlargement: true }).webp().toBuffer());
+        typeof type === 'string' ? type : await decoder(file.bytes).rotate().resize(edge, edge, { fit: 'inside', withoutEnlargement: true }).webp().toBuffer();
     } catch {
       // Uploads to an image field are checked; a file that was not (the field's type changed since) can be anything.
       drawn = 'is not a readable image';

@@ -279,17 +279,45 @@ t.test('an upload whose content type is no media type is refused: it would go ba
   }
   t.equal((await server.request('GET', base, { app: server.app })).status, 404, 'nothing was stored');
   // Raw: a Blob would lower-case the type itself.
+  const part = (name: string) =>
+    Buffer.concat([
+      Buffer.from(`--b\r\nContent-Disposition: form-data; name="${name}"; filename="a.png"\r\nContent-Type: Image/PNG; q="x Y"\r\n\r\n`),
+      image,
+      Buffer.from('\r\n'),
+    ]);
   const fine = await server.request('PUT', base, {
     app: server.app,
-    rawBody: Buffer.concat([
-      Buffer.from('--b\r\nContent-Disposition: form-data; name="avatar"; filename="a.png"\r\nContent-Type: Image/PNG; q="x Y"\r\n\r\n'),
-      image,
-      Buffer.from('\r\n--b--\r\n'),
-    ]),
+    rawBody: Buffer.concat([part('contract'), part('avatar'), Buffer.from('--b--\r\n')]),
     headers: { 'content-type': 'multipart/form-data; boundary=b' },
   });
   t.equal(fine.status, 200, fine.text);
-  t.equal(fine.body.data.avatar.content_type, 'image/png; q="x Y"', 'type and subtype kept in lower case, parameters as given');
+  t.equal(fine.body.data.contract.content_type, 'image/png; q="x Y"', 'type and subtype kept in lower case, parameters as given');
+  t.equal(fine.body.data.avatar.content_type, 'image/png', "an image field's type is its format's");
+});
+
+t.test("an image field stores and serves the type its bytes decode as, not the uploader's: PNG bytes labelled SVG are a PNG", async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f30/data`;
+  const headers = { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret };
+  const formats = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', tiff: 'image/tiff', avif: 'image/avif' } as const;
+  for (const [format, type] of Object.entries(formats)) {
+    const bytes = await sharp({ create: { width: 12, height: 8, channels: 3, background: '#c60' } })
+      .toFormat(format as keyof typeof formats)
+      .toBuffer();
+    for (const declared of ['image/svg+xml', 'image/jpeg; charset=utf-8']) {
+      const res = await server.request('PATCH', base, { app: server.app, rawBody: form({ avatar: { bytes, type: declared } }) });
+      t.equal(res.status, 200, res.text);
+      t.same(res.body.data.avatar, { content_type: type, size: bytes.length, sha256: sha256(bytes) }, `${format} labelled ${declared}`);
+      const file = await fetch(`${server.url}${base}/fields/avatar`, { headers });
+      t.equal(file.headers.get('content-type'), type, `${format} is served as ${type}`);
+      t.equal(file.headers.get('content-disposition'), 'inline');
+      t.ok(Buffer.from(await file.arrayBuffer()).equals(bytes));
+    }
+  }
+  const page = await server.request('PATCH', base, { app: server.app, rawBody: form({ avatar: { bytes: Buffer.from('<html></html>'), type: 'image/png' } }) });
+  t.equal(page.status, 400, 'bytes that decode as no image are refused, whatever their label');
+  t.same(page.body.field_errors, { avatar: ['is not a readable image'] });
+  t.equal((await server.request('GET', base, { app: server.app })).body.data.avatar.content_type, 'image/avif', 'and change nothing');
 });
 
 t.test('an image is decoded whole at upload: a truncated one is refused, not accepted and then failing every preview', async (t) => {
