@@ -64,12 +64,16 @@ const RASTER_TYPES: Partial<Record<string, string>> = {
   webp: 'image/webp',
   gif: 'image/gif',
   tiff: 'image/tiff',
+  heif: 'image/avif',
 };
 const FORMAT_REFUSAL = 'must be a JPEG, PNG, WebP, GIF, TIFF or AVIF image';
 
 /** HEIF is a container: of its codecs this build of libvips decodes AV1 (AVIF) only. */
-const servedImageType = ({ format, compression }: Metadata) =>
-  format === 'heif' ? (compression === 'av1' ? 'image/avif' : undefined) : RASTER_TYPES[format];
+const servedImageType = ({ format, compression }: Metadata) => (format === 'heif' && compression !== 'av1' ? undefined : RASTER_TYPES[format]);
+
+const SERVED_IMAGE_TYPES = new Set(Object.values(RASTER_TYPES));
+/** Whether a stored image's type is one an upload could have been given: files stored before kept the declared one. */
+export const isServedImageType = (contentType: string) => SERVED_IMAGE_TYPES.has(contentType);
 
 /** The type `bytes` are served as, read from the header alone, or why they are no image to decode; throws when unreadable. */
 async function imageType(bytes: Uint8Array): Promise<{ contentType: string } | string> {

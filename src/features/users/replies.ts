@@ -1,7 +1,7 @@
 import { notFound, validationError } from '../../lib/errors.js';
 import { jsonBytes, ok, type Reply } from '../../http/reply.js';
 import type { FieldSpec } from '../applications/schemas.js';
-import { holdsFile, isMediaType, type PreviewSize, type ProfileFiles } from './profile-files.js';
+import { holdsFile, isMediaType, isServedImageType, type PreviewSize, type ProfileFiles } from './profile-files.js';
 
 /** A profile's prepared bytes as the answer; 404 `E_USER_NOT_FOUND` when there are none. */
 export function profileReply(bytes: Uint8Array | undefined, userId: string): Reply {
@@ -49,8 +49,9 @@ export async function fieldReply(
       ...FILE_HEADERS,
       etag: `"${file.sha256}"`,
       // By what the bytes were checked as at upload, not only the field's type now: it may have changed since,
-      // and a `file` field takes anything labelled image/*, an SVG with scripts included.
-      'content-disposition': spec!.type === 'image' && file.image === true && file.content_type.startsWith('image/') ? 'inline' : 'attachment',
+      // and a `file` field takes anything labelled image/*, an SVG with scripts included. An image stored
+      // before its type followed its bytes may be labelled as anything image/*.
+      'content-disposition': spec!.type === 'image' && file.image === true && isServedImageType(file.content_type) ? 'inline' : 'attachment',
     },
   };
 }

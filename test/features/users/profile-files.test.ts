@@ -320,6 +320,21 @@ t.test("an image field stores and serves the type its bytes decode as, not the u
   t.equal((await server.request('GET', base, { app: server.app })).body.data.avatar.content_type, 'image/avif', 'and change nothing');
 });
 
+t.test('an image stored before its type followed its bytes, under the type its uploader declared, is served as an attachment', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const appId = server.app.id;
+  const base = `/applications/${appId}/users/f31/data`;
+  const image = await png(10, 10, '#0c0');
+  t.equal((await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png' } }) })).status, 200);
+  const files = server.deps.store.db('user_files');
+  // As an upload labelled image/svg+xml was stored then.
+  await server.deps.store.commit(() => files.put([appId, 'f31', 'avatar'], { ...files.get([appId, 'f31', 'avatar']), content_type: 'image/svg+xml' }));
+  const file = await fetch(`${server.url}${base}/fields/avatar`, { headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret } });
+  t.equal(file.status, 200);
+  t.equal(file.headers.get('content-type'), 'image/svg+xml');
+  t.equal(file.headers.get('content-disposition'), 'attachment', 'never shown inline as what it is not');
+});
+
 t.test('an image is decoded whole at upload: a truncated one is refused, not accepted and then failing every preview', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const base = `/applications/${server.app.id}/users/f7/data`;
