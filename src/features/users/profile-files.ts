@@ -115,6 +115,11 @@ const describe = (bytes: Buffer, contentType: string): FileDescriptor => ({
   sha256: createHash('sha256').update(bytes).digest('hex'),
 });
 
+const bytesId = (file: StoredFile) => `${file.sha256}:${file.bytes.length}`;
+const previewRefusal = (refusal: string) => validationError({ preview: [`the stored file ${refusal}`] });
+/** Undrawable files remembered: at about 200 bytes each, 2 MB at most. */
+const UNDRAWABLE_LIMIT = 10_000;
+
 /**
  * Bytes of `image`/`file` fields, kept out of the actor snapshots: `[appId, userId, field]` in
  * `user_files`, and thumbnails made on first request in `user_file_previews`.
@@ -162,6 +167,12 @@ export class ProfileFiles {
    */
   private readonly drawing = new Map<string, Promise<Buffer | string>>();
 
+  /**
+   * Why stored files have no preview, by their SHA-256 and size: a refusal is the bytes' own, so a file
+   * is decoded in vain once, not on every request. The oldest are forgotten past the limit.
+   */
+  private readonly undrawable = new Map<string, string>();
+
   /** A WebP thumbnail within the size's square, made once per file and cached. */
   async preview(appId: string, userId: string, field: string, size: PreviewSize): Promise<{ bytes: Uint8Array; contentType: string } | undefined> {
     const file = this.read(appId, userId, field);
@@ -169,6 +180,8 @@ export class ProfileFiles {
     const key: Key = [appId, userId, field, size];
     const cached = this.previews.get(key);
     if (cached && cached.sha256 === file.sha256) return { bytes: cached.bytes, contentType: PREVIEW_TYPE };
+    const known = this.undrawable.get(bytesId(file));
+    if (known !== undefined) throw previewRefusal(known);
     const id = JSON.stringify(key) + file.sha256;
     let drawing = this.drawing.get(id);
     if (!drawing) {
@@ -176,7 +189,7 @@ export class ProfileFiles {
       this.drawing.set(id, drawing);
     }
     const drawn = await drawing;
-    if (typeof drawn === 'string') throw validationError({ preview: [`the stored file ${drawn}`] });
+    if (typeof drawn === 'string') throw previewRefusal(drawn);
     return { bytes: drawn, contentType: PREVIEW_TYPE };
   }
 
@@ -192,7 +205,7 @@ export class ProfileFiles {
       // Uploads to an image field are checked; a file that was not (the field's type changed since) can be anything.
       drawn = 'is not a readable image';
     }
-    if (typeof drawn === 'string') return drawn;
+    if (typeof drawn === 'string') return this.rememberUndrawable(file, drawn);
     const bytes = drawn;
     await this.store
       .commit(() => {
@@ -204,6 +217,12 @@ export class ProfileFiles {
         if (!(error instanceof ApiError && error.status === 503)) throw error;
       });
     return bytes;
+  }
+
+  private rememberUndrawable(file: StoredFile, refusal: string): string {
+    if (this.undrawable.size >= UNDRAWABLE_LIMIT) this.undrawable.delete(this.undrawable.keys().next().value!);
+    this.undrawable.set(bytesId(file), refusal);
+    return refusal;
   }
 
   private drop(turn: Turn, appId: string, userId: string, field: string): void {

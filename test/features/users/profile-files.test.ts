@@ -539,3 +539,25 @@ t.test('requests for a preview not yet cached wait for the one being drawn rathe
   t.equal(commits, 1, 'one preview drawn and cached for all of them');
   t.equal((await sharp(bodies[0]).metadata()).width, 256);
 });
+
+t.test('a stored file that fails to decode is decoded once: later preview requests, of any size, get the same answer without decoding', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const appId = server.app.id;
+  const base = `/applications/${appId}/users/f22/data`;
+  const image = await png(30, 20, '#a0a');
+  const unreadable = Buffer.alloc(image.length, 'x');
+  t.equal((await server.request('PUT', base, { app: server.app, rawBody: form({ contract: { bytes: unreadable, type: 'text/plain' } }) })).status, 200);
+  await server.deps.apps.update(appId, { schema: { ...schema, fields: { ...schema.fields, contract: { type: 'image' } } } });
+  const first = await server.request('GET', `${base}/fields/contract?preview=small`, { app: server.app });
+  t.equal(first.status, 400, first.text);
+  t.same(first.body.field_errors, { preview: ['the stored file is not a readable image'] });
+
+  // Readable bytes of the same size under the same SHA-256: a request that decoded them again would draw a preview.
+  const files = server.deps.store.db('user_files');
+  await server.deps.store.commit(() => files.put([appId, 'f22', 'contract'], { ...files.get([appId, 'f22', 'contract']), bytes: image }));
+  for (const size of ['small', 'large']) {
+    const again = await server.request('GET', `${base}/fields/contract?preview=${size}`, { app: server.app });
+    t.equal(again.status, 400, size);
+    t.same(again.body, first.body, `${size}: the same answer, from memory`);
+  }
+});
