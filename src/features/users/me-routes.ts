@@ -24,7 +24,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
     const { appId, userId } = caller;
     parseQuery(ctx, UpsertQuerySchema);
     const { schema } = apps.require(appId);
-    const change = await readProfileChange(ctx.body, schema);
+    const change = await readProfileChange(ctx.body, schema, 'user');
     await service.write(appId, userId, change, { schema, writer: 'user', mode, caller });
     return profile(appId, userId);
   };
@@ -70,7 +70,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
         parseQuery(ctx, UpsertQuerySchema);
         const { schema } = apps.require(appId);
         // A field outside the schema is refused by the change rules, as it is in a PATCH.
-        const change = await readFieldChange(ctx.body, field, fieldSpec(schema, field));
+        const change = await readFieldChange(ctx.body, field, fieldSpec(schema, field), 'user');
         await service.write(appId, userId, change, { schema, writer: 'user', mode: 'merge', caller });
         return profile(appId, userId);
       },

@@ -51,7 +51,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     parseQuery(ctx, UpsertQuerySchema);
     const userId = writeTarget(ctx);
     const { schema } = apps.require(appId);
-    const change = await readProfileChange(ctx.body, schema);
+    const change = await readProfileChange(ctx.body, schema, 'app');
     await service.write(appId, userId, change, { schema, writer: 'app', mode, create: true });
     return profile(appId, userId);
   };
@@ -146,7 +146,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         const spec = fieldSpec(schema, field);
         if (!spec && !schema.allow_unknown_fields) throw notFound('field', field);
         if (field === 'user_id') throw updateFailed({ user_id: ['user_id cannot be changed'] });
-        const change = await readFieldChange(ctx.body, field, spec);
+        const change = await readFieldChange(ctx.body, field, spec, 'app');
         await service.write(appId, userId, change, { schema, writer: 'app', mode: 'merge' });
         return profile(appId, userId);
       },

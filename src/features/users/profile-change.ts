@@ -54,6 +54,10 @@ const SYSTEM_NAMESPACE = 'system';
 
 export const isFileField = (spec: FieldSpec | undefined) => spec?.type === 'image' || spec?.type === 'file';
 
+/** Whether `writer` may write a field: the app any, a user those the schema lets it. */
+export const mayWrite = (writer: Writer, spec: FieldSpec | undefined) => writer === 'app' || spec?.user_writable === true;
+export const NOT_WRITABLE = 'not writable by the user';
+
 export const updateFailed = (errors: FieldErrors) =>
   validationError(errors, 'E_USER_UPDATE_FAILED', 'The profile could not be updated');
 
@@ -104,14 +108,13 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
   if (given === undefined && Object.keys(change.files).length === 0) return current;
   // Files without `data` (a multipart PUT of just a picture) add to the data rather than replace it.
   const mode = given === undefined ? 'merge' : rules.mode;
-  const mayWrite = (name: string, spec: FieldSpec | undefined) => writer === 'app' || spec?.user_writable === true;
   const mayRead = (spec: FieldSpec | undefined) => writer === 'app' || spec?.user_readable === true;
   const next: ProfileData = {};
   // A replace keeps what the writer may not write, and what it cannot read: a user cannot be asked to
   // send back a value it is never shown.
   for (const name in current) {
     const spec = fieldSpec(schema, name);
-    if (mode === 'merge' || !mayWrite(name, spec) || !mayRead(spec)) next[name] = current[name];
+    if (mode === 'merge' || !mayWrite(writer, spec) || !mayRead(spec)) next[name] = current[name];
   }
 
   for (const name in given) {
@@ -137,8 +140,8 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
       complain(name, 'unknown field: the application schema does not allow unknown fields');
       continue;
     }
-    if (!mayWrite(name, spec)) {
-      complain(name, 'not writable by the user');
+    if (!mayWrite(writer, spec)) {
+      complain(name, NOT_WRITABLE);
       continue;
     }
     if (value === null) {
@@ -159,7 +162,7 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
   for (const [name, upload] of Object.entries(change.files)) {
     const spec = fieldSpec(schema, name);
     if (!isFileField(spec)) complain(name, 'not an image or file field of the application schema');
-    else if (!mayWrite(name, spec)) complain(name, 'not writable by the user');
+    else if (!mayWrite(writer, spec)) complain(name, NOT_WRITABLE);
     // Its stored descriptor, sent back beside a new file, passes; only where the writer can read it, or
     // the answer would tell whether a guess is the hidden descriptor.
     else if (given && Object.hasOwn(given, name) && given[name] !== null && !(mayRead(spec) && jsonEqual(given[name], current[name]))) {
@@ -172,7 +175,7 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
   for (const [name, spec] of Object.entries(schema.fields)) {
     const named = given !== undefined && Object.hasOwn(given, name);
     const asked = named || (mode === 'replace' && mayRead(spec));
-    if (spec.required && asked && !refused?.has(name) && mayWrite(name, spec) && isMissing(next, name)) {
+    if (spec.required && asked && !refused?.has(name) && mayWrite(writer, spec) && isMissing(next, name)) {
       complain(name, 'is required');
     }
   }

@@ -4,7 +4,7 @@ import { readJsonString, readJsonText, type JsonRead } from '../../http/body.js'
 import { isPlainObject, shownPath } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from '../applications/schemas.js';
-import { isFileField, updateFailed, type ProfileChange, type Upload } from './profile-change.js';
+import { isFileField, mayWrite, NOT_WRITABLE, updateFailed, type ProfileChange, type Upload, type Writer } from './profile-change.js';
 import { prepareUpload } from './profile-files.js';
 
 const JSON_PARTS = new Set(['data', 'attributes']);
@@ -24,11 +24,14 @@ function collector() {
 
 /**
  * `{data, attributes}` of a profile write from a JSON body, or from multipart parts: `data` and
- * `attributes` hold JSON text, a part named after an `image`/`file` field holds its file.
+ * `attributes` hold JSON text, a part named after an `image`/`file` field holds its file. Images are
+ * decoded last (up to 50 MP each): a body refused by any other check of it, the writer's rights among
+ * them, costs no decode.
  */
-export async function readProfileChange(body: ParsedBody, schema: AppSchema): Promise<ProfileChange> {
+export async function readProfileChange(body: ParsedBody, schema: AppSchema, writer: Writer): Promise<ProfileChange> {
   const { errors, complain, throwIfAny } = collector();
   const files: Record<string, Upload> = {};
+  const parts: { name: string; part: FilePart; spec: FieldSpec }[] = [];
   let shape: Record<string, unknown> = {};
   if (body.kind === 'json') {
     if (!isPlainObject(body.value)) throw updateFailed({ body: ['must be an object with data and/or attributes'] });
@@ -43,13 +46,9 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema): Pr
         continue;
       }
       const spec = fieldSpec(schema, name);
-      if (!isFileField(spec)) {
-        complain(name, 'unknown part: not an image or file field of the application schema');
-        continue;
-      }
-      const upload = await prepareUpload(part, spec!);
-      if (typeof upload === 'string') complain(name, upload);
-      else files[name] = upload;
+      if (!isFileField(spec)) complain(name, 'unknown part: not an image or file field of the application schema');
+      else if (!mayWrite(writer, spec)) complain(name, NOT_WRITABLE);
+      else parts.push({ name, part, spec: spec! });
     }
     for (const [name, read] of Object.entries(reads)) {
       if (!JSON_PARTS.has(name)) {
@@ -66,6 +65,12 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema): Pr
     if (shape[key] !== undefined && !isPlainObject(shape[key])) complain(key, 'must be an object');
   }
   throwIfAny();
+  for (const { name, part, spec } of parts) {
+    const upload = await prepareUpload(part, spec);
+    if (typeof upload === 'string') complain(name, upload);
+    else files[name] = upload;
+  }
+  throwIfAny();
   return {
     data: shape.data as Record<string, unknown> | undefined,
     attributes: shape.attributes as Record<string, unknown> | undefined,
@@ -77,7 +82,7 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema): Pr
  * The change of one field from `{value}` in JSON, or a multipart part `value`: text (read by the
  * field's type) or, for `image`/`file` fields, a file.
  */
-export async function readFieldChange(body: ParsedBody, name: string, spec: FieldSpec | undefined): Promise<ProfileChange> {
+export async function readFieldChange(body: ParsedBody, name: string, spec: FieldSpec | undefined, writer: Writer): Promise<ProfileChange> {
   if (body.kind === 'json') {
     const value = body.value;
     if (!isPlainObject(value) || !('value' in value) || Object.keys(value).length !== 1) {
@@ -93,6 +98,8 @@ export async function readFieldChange(body: ParsedBody, name: string, spec: Fiel
     throwIfAny();
     const file: FilePart | undefined = body.files.value;
     if (file && isFileField(spec)) {
+      // Before the decode, which costs far more than the refusal.
+      if (!mayWrite(writer, spec)) throw updateFailed({ [name]: [NOT_WRITABLE] });
       const upload = await prepareUpload(file, spec!);
       if (typeof upload === 'string') throw updateFailed({ [name]: [upload] });
       return { files: { [name]: upload } };

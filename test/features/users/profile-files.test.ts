@@ -561,3 +561,36 @@ t.test('a stored file that fails to decode is decoded once: later preview reques
     t.same(again.body, first.body, `${size}: the same answer, from memory`);
   }
 });
+
+t.test('a /me upload to an image field the user may not write is refused before anything is decoded', async (t) => {
+  const server = await startServerWithSchema(t, {
+    fields: { ...schema.fields, badge: { type: 'image' as const, user_readable: true } },
+    allow_unknown_fields: false,
+  });
+  const appId = server.app.id;
+  const { userId, token } = await tokenFor(server, { email: 'rights@example.com' });
+  const profile = async () => {
+    const { data, attributes, meta } = (await server.request('GET', `/applications/${appId}/users/${userId}/data`, { app: server.app })).body;
+    return { data, attributes, modified: meta.modified };
+  };
+  const before = await profile();
+  // Decoded, these bytes would be refused as no readable image: the rights refusal shows they were not.
+  const unreadable = { bytes: Buffer.from('not an image at all'), type: 'image/png' };
+  const me = `/me/applications/${appId}/data`;
+  for (const [method, path, body] of [
+    ['PATCH', me, form({ badge: unreadable })],
+    ['PUT', me, form({ badge: unreadable })],
+    ['PUT', `${me}/fields/badge`, form({ value: unreadable })],
+    // Nor is a part the user may write decoded in a request refused anyway.
+    ['PATCH', me, form({ avatar: unreadable, badge: unreadable })],
+  ] as const) {
+    const res = await server.request(method, path, { token, rawBody: body });
+    t.equal(res.status, 400, `${method} ${path}`);
+    t.equal(res.body.code, 'E_USER_UPDATE_FAILED');
+    t.same(res.body.field_errors, { badge: ['not writable by the user'] });
+  }
+  t.same(await profile(), before, 'nothing changed');
+
+  const byApp = await server.request('PATCH', `/applications/${appId}/users/${userId}/data`, { app: server.app, rawBody: form({ badge: unreadable }) });
+  t.same(byApp.body.field_errors, { badge: ['is not a readable image'] }, 'the application may write it: its upload is decoded');
+});
