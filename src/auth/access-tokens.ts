@@ -1,10 +1,10 @@
-import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { ulid } from 'ulid';
 import { randomUUID } from 'node:crypto';
 import { tokenRefused } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
-import type { SigningKeys } from './signing-keys.js';
+import type { SigningKey, SigningKeys } from './signing-keys.js';
 import { sessionStart } from './revocation.js';
 import type { AuthLevel } from '../../machines/user.machine.js';
 
@@ -89,28 +89,39 @@ export class AccessTokens {
 
   private async verifySignature(token: string): Promise<AccessClaims> {
     let payload: JWTPayload;
+    let signer: SigningKey | undefined;
+    const now = this.clock.now();
+    const keyOf = async (header: JWTHeaderParameters) => {
+      signer = await this.keyFor(header.kid);
+      return signer.publicKey;
+    };
     try {
-      ({ payload } = await jwtVerify(token, (header) => this.keyFor(header.kid), {
+      ({ payload } = await jwtVerify(token, keyOf, {
         issuer: this.config.publicUrl,
         algorithms: ['EdDSA'],
-        currentDate: new Date(this.clock.now()),
+        currentDate: new Date(now),
       }));
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw tokenRefused('The access token has expired', 'E_TOKEN_EXPIRED');
       throw tokenRefused('The access token is not valid');
     }
     const claims = toClaims(payload);
+    // Checked once, here: a cached token's own `exp` then ends it before its key is dropped.
+    if (claims.exp * 1000 > this.keys.latestExpiry(signer!.kid, now)) {
+      throw tokenRefused('The access token outlives what its signing key may sign');
+    }
     if (this.verified.size >= MAX_CACHED) this.verified.clear();
     this.verified.set(signatureOf(token), { token, claims });
     return claims;
   }
 
-  private async keyFor(kid: string | undefined) {
+  private async keyFor(kid: string | undefined): Promise<SigningKey> {
     if (kid === undefined) throw tokenRefused('The access token names no signing key');
-    if (!this.keys.find(kid)) await this.keys.refresh();
+    // Also when the kid is known: a rotation by another process (the CLI) may have retired or dropped it.
+    await this.keys.refresh();
     const key = this.keys.find(kid);
     if (!key) throw tokenRefused('The access token was signed by an unknown key');
-    return key.publicKey;
+    return key;
   }
 }
 

@@ -21,6 +21,13 @@ export interface SigningKey {
 
 export const SIGNING_ALG = 'EdDSA';
 
+/**
+ * How long a key's tokens may live after it stopped signing: the longest lifetime allowed (a process
+ * rotating keys, a CLI, may not run with the server's), plus a minute for a token signed as its
+ * successor arrived (the server read the key list just before).
+ */
+const TOKENS_OUTLIVE_KEY_MS = MAX_ACCESS_TOKEN_TTL_SECONDS * 1000 + 60_000;
+
 async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
   return {
     kid: stored.kid,
@@ -84,9 +91,8 @@ export class SigningKeys {
       privateJwk: { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' },
       publicJwk: { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' },
     };
-    // A key stops signing when its successor arrives; its tokens live at most one lifetime after that. The
-    // longest one allowed: the process rotating (a CLI) may not run with the server's SVC_ACCESS_TOKEN_TTL.
-    const expired = this.keys.slice(0, -1).filter((k, i) => this.keys[i + 1].createdAt + MAX_ACCESS_TOKEN_TTL_SECONDS * 1000 < now);
+    // A key stops signing when its successor arrives; no token it signed is accepted past `latestExpiry`.
+    const expired = this.keys.slice(0, -1).filter((k, i) => this.keys[i + 1].createdAt + TOKENS_OUTLIVE_KEY_MS < now);
     await this.store.commit(() => {
       this.db.put(kid, stored);
       for (const key of expired) this.db.remove(key.kid);
@@ -101,6 +107,17 @@ export class SigningKeys {
 
   find(kid: string): SigningKey | undefined {
     return this.keys.find((k) => k.kid === kid);
+  }
+
+  /**
+   * The latest `exp` (ms) a token signed by `kid` may carry: one lifetime after the key stopped signing,
+   * or after `now` while it signs (none once it is dropped). So every token of a key has expired by the
+   * time the key is dropped, whether or not a process remembers having verified it.
+   */
+  latestExpiry(kid: string, now: number): number {
+    const index = this.keys.findIndex((k) => k.kid === kid);
+    if (index < 0) return -Infinity;
+    return Math.min(now, this.keys[index + 1]?.createdAt ?? Infinity) + TOKENS_OUTLIVE_KEY_MS;
   }
 
   /** The public keys as a JWKS document. */

@@ -1,9 +1,10 @@
 import t from 'tap';
-import { createPublicKey, verify } from 'node:crypto';
+import { createPublicKey, randomUUID, verify } from 'node:crypto';
+import { SignJWT, importJWK } from 'jose';
 import { startServer } from '../../helpers/server.js';
 import { signInByLink } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
-import { rotateSigningKeys } from '../../../src/auth/signing-keys.js';
+import { SigningKeys, rotateSigningKeys, type StoredKey } from '../../../src/auth/signing-keys.js';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../../../src/config.js';
 
 const decodePart = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
@@ -112,7 +113,6 @@ t.test('keys rotated by another process are picked up', async (t) => {
   const server = await startServer(t, { clock, dataDir });
   const first = (await server.request('GET', '/hub/auth/keys')).body.keys.map((k: any) => k.kid);
   // A second handle on the same data dir stands in for the CLI.
-  const { SigningKeys } = await import('../../../src/auth/signing-keys.js');
   clock.advance(5_000);
   const other = await SigningKeys.open(server.deps.store, clock);
   const { kid } = await rotateSigningKeys(other);
@@ -120,4 +120,41 @@ t.test('keys rotated by another process are picked up', async (t) => {
   t.same(published.sort(), [...first, kid].sort());
   const signedIn = await signInByLink(server, 'ada@example.com');
   t.equal(decodePart(signedIn.access_token.split('.')[0]).kid, kid, 'the server signs with the newest key');
+});
+
+t.test("a retired key's tokens all expire before the key is dropped: one it signs past that is refused, warm or cold", async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const genuine = await signInByLink(server, 'ada@example.com');
+  const claims = decodePart(genuine.access_token.split('.')[1]);
+  const [{ value: oldKey }] = [...server.deps.store.db<StoredKey>('signing_keys').getRange({})];
+  // Signed with a copy of the key's private half, as one leaked with an old backup would be.
+  const signedByOldKey = async (iat: number, exp: number) =>
+    new SignJWT({ ...claims, iat, exp, jti: randomUUID() })
+      .setProtectedHeader({ alg: 'EdDSA', kid: oldKey.kid, typ: 'JWT' })
+      .sign(await importJWK(oldKey.privateJwk, 'EdDSA'));
+  const now = () => Math.floor(clock.now() / 1000);
+  const read = (token: string) => server.request('GET', `/me/applications/${server.app.id}/data`, { token });
+
+  const outlivingAnyLifetime = await signedByOldKey(now(), now() + 365 * 86_400);
+  const lasting = await signedByOldKey(now(), now() + MAX_ACCESS_TOKEN_TTL_SECONDS);
+  t.equal((await read(lasting)).status, 200, 'the current key may sign a token of the longest lifetime');
+  const refused = await read(outlivingAnyLifetime);
+  t.equal(refused.status, 401, 'not one living longer: it would outlive its key');
+  t.equal(refused.body.code, 'E_UNAUTHORIZED');
+
+  // Rotated by the CLI: the server has not read the key list since.
+  clock.advance(60_000);
+  await rotateSigningKeys(await SigningKeys.open(server.deps.store, clock));
+  clock.advance(5 * 60_000);
+  const pastRetirement = await read(await signedByOldKey(now(), now() + MAX_ACCESS_TOKEN_TTL_SECONDS));
+  t.equal(pastRetirement.status, 401, 'a retired key signs nothing living past one lifetime after its successor arrived');
+  t.equal(pastRetirement.body.code, 'E_UNAUTHORIZED');
+  t.equal((await read(await signedByOldKey(now(), now() + 3600))).status, 200, 'a token of an hour it may still sign');
+
+  clock.advance(MAX_ACCESS_TOKEN_TTL_SECONDS * 1000);
+  const { published } = await rotateSigningKeys(await SigningKeys.open(server.deps.store, clock));
+  t.notOk(published.includes(oldKey.kid), 'the retired key is dropped');
+  t.equal((await read(lasting)).body.code, 'E_TOKEN_EXPIRED', 'by then every token it could sign has expired, the warm one too');
+  t.equal((await read(outlivingAnyLifetime)).status, 401);
 });
