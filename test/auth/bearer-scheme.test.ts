@@ -54,3 +54,39 @@ t.test('every 401 of a bearer route names the Bearer scheme, and says when the t
   const fromBrowser = await server.request('GET', path, { headers: { origin: 'https://app.example' } });
   t.match(fromBrowser.headers.get('access-control-expose-headers'), /www-authenticate/, 'a browser client may read it');
 });
+
+t.test('a token verified before takes the warm path, which skips its signature and the pattern but never its revocation', async (t) => {
+  const server = await startServer(t);
+  const { accessTokens, signingKeys } = server.deps;
+  const { token, userId } = await tokenFor(server, { email: 'ada@example.com' });
+  const other = await tokenFor(server, { email: 'ada@example.com' });
+  // Counted from outside: the bearer step calls `verify` unless it found the token warm, and a
+  // signature check looks up its key.
+  const calls = { verify: 0, keyLookups: 0 };
+  const verify = accessTokens.verify.bind(accessTokens);
+  accessTokens.verify = (sent) => (calls.verify++, verify(sent));
+  const find = signingKeys.find.bind(signingKeys);
+  signingKeys.find = (kid) => (calls.keyLookups++, find(kid));
+  const me = (authorization: string) => server.request('GET', `/me/applications/${server.app.id}/data`, { headers: { authorization } });
+
+  t.equal((await me(`Bearer ${token}`)).status, 200);
+  t.same(calls, { verify: 1, keyLookups: 1 }, 'cold: the signature is checked');
+  t.equal((await me(`Bearer ${token}`)).status, 200);
+  t.same(calls, { verify: 1, keyLookups: 1 }, 'warm: neither verified again nor matched against the pattern');
+  t.equal((await me(`bearer  ${token}`)).status, 200);
+  t.same(calls, { verify: 2, keyLookups: 1 }, 'an unusual scheme takes the pattern, then the cache');
+  t.equal((await me(`Bearer ${other.token}`)).status, 200, "another session's token, warm too");
+  const warmed = { ...calls };
+
+  const signOut = await server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, {
+    app: server.app,
+    body: { sign_out_all: true },
+  });
+  t.equal(signOut.status, 204);
+  for (const sent of [token, other.token]) {
+    const refused = await me(`Bearer ${sent}`);
+    t.equal(refused.status, 401, 'sign-out everywhere refuses a warm token on the very next request');
+    t.equal(refused.body.code, 'E_TOKEN_REVOKED');
+  }
+  t.same(calls, warmed, 'on the warm path');
+});
