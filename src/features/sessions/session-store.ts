@@ -1,4 +1,5 @@
 import { newSessionId } from '../../auth/access-tokens.js';
+import { sessionStart } from '../../auth/revocation.js';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../../config.js';
 import { randomToken } from '../../lib/ids.js';
 import { hmacSecret } from '../../lib/secrets.js';
@@ -96,6 +97,14 @@ export class SessionStore {
     this.pruneChain(turn, record.appId, record.userId, record.sid, turn.now);
     const successor = this.issue(turn, record.appId, record.userId, record.sid);
     return { kind: 'rotated', sid: record.sid, refreshToken: successor };
+  }
+
+  /** When the user's newest session started (0 for none): a session starts at its clock reading, which may be stepped back since. */
+  newestStart(appId: string, userId: string): number {
+    for (const key of this.sessions.getKeys({ start: [appId, userId, HIGH_KEY], end: [appId, userId, ''], reverse: true, limit: 1 })) {
+      return sessionStart((key as Key[])[2] as string);
+    }
+    return 0;
   }
 
   /** Until when an access token of the session may still be presented, so its revocation must be kept. */

@@ -29,8 +29,9 @@ export async function signOut(deps: SignOutDeps, appId: string, userId: string, 
     const user = caller ? deps.users.requireCaller(turn, appId, caller) : deps.users.require(appId, userId);
     if (scope.kind === 'session') return endSession(deps, turn, appId, userId, scope.sid);
     if (scope.kind === 'everywhere') {
-      // Past the watermark, like any session started since the last sign-out (SessionStore.start).
-      const at = Math.max(turn.now, user.context.revokedBefore + 1);
+      // Past the watermark, like any session started since the last sign-out (SessionStore.start), and
+      // not before a session it ends: one started before the clock was stepped back (NTP) reads as later.
+      const at = Math.max(turn.now, user.context.revokedBefore + 1, deps.sessions.newestStart(appId, userId));
       deps.users.change(turn, appId, userId, { type: 'user.revokeAll', at });
     }
     deps.sessions.endAll(turn, appId, userId);

@@ -165,3 +165,21 @@ t.test('a user ID reused after a deletion inherits no session, token or link', a
   t.equal(dead.status, 404, "the deleted user's link is unknown");
   t.equal(dead.body.code, 'E_LINK_NOT_FOUND');
 });
+
+t.test('sign-out everywhere after the clock was stepped back still ends the sessions started before the step', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const first = await signInByLink(server, 'ada@example.com');
+  clock.advance(1000);
+  const second = await signInByLink(server, 'ada@example.com');
+  // NTP steps the clock an hour back: the sessions above started "later" than the sign-out below.
+  clock.advance(-3600_000);
+  t.equal((await platformSignOut(server, first.app_user_id, { sign_out_all: true })).status, 204);
+  await assertDead(t, server, first);
+  await assertDead(t, server, second);
+
+  const other = await signInByLink(server, 'bob@example.com');
+  clock.advance(-3600_000);
+  t.equal((await meSignOut(server, other.access_token, { sign_out_all: true })).status, 204, 'on /me too');
+  await assertDead(t, server, other);
+});
