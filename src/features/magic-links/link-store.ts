@@ -3,6 +3,8 @@ import { hmacSecret } from '../../lib/secrets.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { AddressKind } from '../users/addresses.js';
+import { USER_KIND, userKey } from '../users/directory.js';
+import type { UserContext } from '../../../machines/user.machine.js';
 import type { LinkPurpose, LinkPurposes } from './purposes.js';
 
 /** A spent or expired link still answers 410 for this long after its expiry; then it is forgotten (404). */
@@ -76,7 +78,11 @@ export class MagicLinks {
     this.pruneSpent(turn, request.appId, request.userId);
     const id = randomToken();
     const ref = this.hash(id);
-    const record: LinkRecord = { ...request, createdAt: turn.now, state: 'pending' };
+    // Not before its user's creation, though the clock was stepped back since (NTP): it would read as a
+    // link of a user deleted before (redeemLink).
+    const user = turn.get<UserContext>(USER_KIND, userKey(request.appId, request.userId));
+    const createdAt = Math.max(turn.now, user ? Date.parse(user.context.meta.created) : 0);
+    const record: LinkRecord = { ...request, createdAt, state: 'pending' };
     turn.put(this.links, ref, record);
     turn.put(this.byUser, [request.appId, request.userId, request.expiresAt, ref], true);
     return { link: `${this.publicUrl}/hub/auth/magic/${id}`, ref };

@@ -76,12 +76,13 @@ export class SessionStore {
 
   /**
    * Starts a session for `user` and answers its first refresh token. A session starts after the
-   * user's sign-out-everywhere watermark, even within the same millisecond as that sign-out.
+   * user's sign-out-everywhere watermark, even within the same millisecond as that sign-out, and not
+   * before the user's creation, though the clock was stepped back since (NTP): either would read as revoked.
    */
   start(turn: Turn, user: UserView): { sid: string; refreshToken: string } {
-    const { appId, id: userId, revokedBefore } = user.context;
+    const { appId, id: userId, revokedBefore, meta } = user.context;
     this.pruneExpired(turn, appId, userId);
-    const sid = newSessionId(Math.max(turn.now, revokedBefore + 1));
+    const sid = newSessionId(Math.max(turn.now, revokedBefore + 1, Date.parse(meta.created)));
     const refreshToken = this.issue(turn, appId, userId, sid);
     return { sid, refreshToken };
   }

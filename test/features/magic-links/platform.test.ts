@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
-import { linkPath, profileOf, requestLink, setUserState } from '../../helpers/sign-in.js';
+import { linkPath, meProbe, profileOf, refreshWith, requestLink, setUserState, signInByLink } from '../../helpers/sign-in.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { manualClock } from '../../../src/lib/clock.js';
 import { userLock } from '../../../src/features/users/directory.js';
@@ -263,7 +263,6 @@ t.test('a link checker\'s HEAD spends nothing (405); parameters a mail tool appe
 
 t.test('an address a signed-in user wrote into its own profile, unproved, signs no one in to that account', async (t) => {
   const { startServerWithSchema } = await import('../../helpers/schema.js');
-  const { signInByLink } = await import('../../helpers/sign-in.js');
   const rights = { type: 'string' as const, user_readable: true, user_writable: true };
   const server = await startServerWithSchema(t, { fields: { email: rights, nickname: rights } });
   const appId = server.app.id;
@@ -295,7 +294,6 @@ t.test('an address a signed-in user wrote into its own profile, unproved, signs 
 
 t.test('where users may not write an address, its oldest holder is found as ever, signed in or not', async (t) => {
   const { startServerWithSchema } = await import('../../helpers/schema.js');
-  const { signInByLink } = await import('../../helpers/sign-in.js');
   const server = await startServerWithSchema(t, { fields: { email: { type: 'string' as const, user_readable: true } } });
   const appId = server.app.id;
   const signedIn = await signInByLink(server, 'first@example.com');
@@ -361,4 +359,19 @@ t.test('a link made for an address signs its user in only while that user holds 
   const named = await requestLink(server, 'frank@example.com', { user_id: danId });
   t.equal((await server.request('GET', linkPath(named.body.link))).status, 200);
   t.same(profileOf(server, danId).verified_data, { email: 'frank@example.com' });
+});
+
+t.test('after the clock is stepped back (NTP), a user made in the span it reads again still signs in', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const first = await signInByLink(server, 'ada@example.com');
+  clock.advance(-3600_000);
+  const again = await signInByLink(server, 'ada@example.com');
+  t.equal(again.app_user_id, first.app_user_id, 'the same user, by a link made after its creation');
+  t.equal((await meProbe(server, again.access_token)).status, 200, 'its session is not taken for one of a user deleted before');
+  const refreshed = await refreshWith(server, again.refresh_token);
+  t.equal(refreshed.status, 200);
+  const made = await server.request('POST', '/me/auth/magic', { token: refreshed.body.access_token });
+  t.equal(made.status, 200);
+  t.equal((await server.request('GET', linkPath(made.body.link))).status, 200, 'a /me link too');
 });
