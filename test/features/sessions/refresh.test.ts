@@ -156,3 +156,16 @@ t.test('the token endpoint takes the form body OAuth clients send, and refuses w
   });
   t.equal(elsewhere.status, 415, 'other routes take JSON only');
 });
+
+t.test('refreshes racing with one token: one pair is issued, the rest are reuse, and the session ends', async (t) => {
+  const server = await startServer(t);
+  const raced = await signInByLink(server, 'ada@example.com');
+  const other = await signInByLink(server, 'ada@example.com');
+  const answers = await Promise.all(Array.from({ length: 5 }, () => refresh(server, raced.refresh_token)));
+  t.same(answers.map((a) => a.status).sort(), [200, 400, 400, 400, 400]);
+  t.same(new Set(answers.filter((a) => a.status === 400).map((a) => a.body.code)), new Set(['E_INVALID_REFRESH_TOKEN']));
+  const issued = answers.find((a) => a.status === 200)!.body;
+  t.equal((await refresh(server, issued.refresh_token)).status, 400, 'a client must serialise its refreshes: the pair issued is dead');
+  t.equal((await probe(server, issued.access_token)).body.code, 'E_TOKEN_REVOKED');
+  t.equal((await probe(server, other.access_token)).status, 200, 'another session of the user lives on');
+});
