@@ -20,6 +20,8 @@ interface RouteStats {
   readonly route: string;
   /** Answers by method, then status, each in the order first answered. */
   readonly answers: Map<string, Map<number, number>>;
+  /** Requests whose client went away before the answer, by method in the order first aborted. */
+  readonly aborts: Map<string, number>;
   readonly recorders: Map<string, RequestRecorder>;
   /** Observations at or below each bucket bound (not yet cumulative). */
   readonly buckets: number[];
@@ -39,12 +41,14 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry });
   const routes = new Map<string, RouteStats>();
   /** Routes in the order of their first answer: routes mounted but never asked for are not listed. */
-  const answered: RouteStats[] = [];
+  const answeredRoutes: RouteStats[] = [];
+  /** Routes in the order of their first abort. */
+  const abortedRoutes: RouteStats[] = [];
 
   function routeStats(route: string): RouteStats {
     let stats = routes.get(route);
     if (!stats) {
-      stats = { route, answers: new Map(), recorders: new Map(), buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 };
+      stats = { route, answers: new Map(), aborts: new Map(), recorders: new Map(), buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 };
       routes.set(route, stats);
     }
     return stats;
@@ -52,18 +56,24 @@ export function createMetrics(): Metrics {
 
   function bindRecorder(stats: RouteStats, method: string): RequestRecorder {
     const byStatus = new Map<number, number>();
-    return (status, seconds) => {
-      if (stats.count === 0) answered.push(stats);
-      if (byStatus.size === 0) stats.answers.set(method, byStatus);
-      byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
-      for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
-        if (seconds <= LATENCY_BUCKETS[i]) {
-          stats.buckets[i]++;
-          break;
+    return {
+      answered(status, seconds) {
+        if (stats.count === 0) answeredRoutes.push(stats);
+        if (byStatus.size === 0) stats.answers.set(method, byStatus);
+        byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+        for (let i = 0; i < LATENCY_BUCKETS.length; i++) {
+          if (seconds <= LATENCY_BUCKETS[i]) {
+            stats.buckets[i]++;
+            break;
+          }
         }
-      }
-      stats.count++;
-      stats.sum += seconds;
+        stats.count++;
+        stats.sum += seconds;
+      },
+      aborted() {
+        if (stats.aborts.size === 0) abortedRoutes.push(stats);
+        stats.aborts.set(method, (stats.aborts.get(method) ?? 0) + 1);
+      },
     };
   }
 
@@ -72,16 +82,21 @@ export function createMetrics(): Metrics {
       '# HELP http_requests_total HTTP requests answered, by route and status',
       '# TYPE http_requests_total counter',
     ];
-    for (const { route, answers } of answered) {
+    for (const { route, answers } of answeredRoutes) {
       for (const [method, byStatus] of answers) {
         for (const [status, count] of byStatus) {
           lines.push(`http_requests_total{route="${label(route)}",method="${method}",status="${status}"} ${count}`);
         }
       }
     }
+    lines.push('# HELP http_requests_aborted_total HTTP requests whose client went away before the answer, by route');
+    lines.push('# TYPE http_requests_aborted_total counter');
+    for (const { route, aborts } of abortedRoutes) {
+      for (const [method, count] of aborts) lines.push(`http_requests_aborted_total{route="${label(route)}",method="${method}"} ${count}`);
+    }
     lines.push('# HELP http_request_duration_seconds Time from request to answer, by route');
     lines.push('# TYPE http_request_duration_seconds histogram');
-    for (const stats of answered) {
+    for (const stats of answeredRoutes) {
       const route = label(stats.route);
       let cumulative = 0;
       LATENCY_BUCKETS.forEach((bound, i) => {

@@ -10,9 +10,12 @@ import { METHODS_WITH_BODY, paramNames, patternRegExp, type Route, type Step } f
 import { listenExclusive, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { NO_FIELDS, parseQuery } from '../lib/validate.js';
 
-/** Counts one answer of the route and method it was bound to. */
+/** Counts the requests of the route and method it was bound to. */
 export interface RequestRecorder {
-  (status: number, seconds: number): void;
+  /** One answered with `status`, `seconds` after it arrived. */
+  answered(status: number, seconds: number): void;
+  /** One whose client went away before its answer. */
+  aborted(): void;
 }
 
 /**
@@ -124,7 +127,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       } else res.end(payload, close);
     });
     const seconds = (performance.now() - ctx.startedAt) / 1000;
-    record?.(reply.status, seconds);
+    record?.answered(reply.status, seconds);
     // The route pattern, never the path or query: those may carry link IDs and tokens. No headers, no bodies.
     if (debug) {
       logger.debug({ requestId: ctx.id, route: ctx.route, status: reply.status, ms: seconds * 1000 }, 'request');
@@ -258,6 +261,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         res.onAborted(() => {
           ctx.aborted = true;
           cancelBody?.();
+          record?.aborted();
         });
       }
       respond(ctx, outcome, record);

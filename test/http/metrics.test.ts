@@ -1,5 +1,6 @@
 import t from 'tap';
-import { startServer } from '../helpers/server.js';
+import { connect } from 'node:net';
+import { startServer, type TestServer } from '../helpers/server.js';
 
 t.test('/metrics exposes request counts, latency histograms, actor and LMDB gauges', async (t) => {
   const server = await startServer(t);
@@ -30,10 +31,10 @@ t.test('latency buckets are cumulative, the sum adds up, and route labels are es
   const { createMetrics } = await import('../../src/http/metrics.js');
   const metrics = createMetrics();
   const recordA = metrics.requestRecorder('GET /a', 'GET');
-  recordA(200, 0.0003);
-  recordA(200, 0.02);
-  recordA(404, 2);
-  metrics.requestRecorder('GET /"q"', 'GET')(200, 0.0001);
+  recordA.answered(200, 0.0003);
+  recordA.answered(200, 0.02);
+  recordA.answered(404, 2);
+  metrics.requestRecorder('GET /"q"', 'GET').answered(200, 0.0001);
   const text = await metrics.text();
   t.match(text, 'http_requests_total{route="GET /a",method="GET",status="200"} 2');
   t.match(text, 'http_requests_total{route="GET /a",method="GET",status="404"} 1');
@@ -54,12 +55,12 @@ t.test('a recorder is bound once per route and method; routes are listed in the 
   const recordA = metrics.requestRecorder('GET /a', 'GET');
   metrics.requestRecorder('GET /unused', 'GET');
   t.equal(metrics.requestRecorder('GET /a', 'GET'), recordA, 'asking again gives the same recorder');
-  recordA(200, 0.001);
-  metrics.requestRecorder('GET /a', 'GET')(200, 0.001);
-  recordB(500, 0.001);
-  metrics.requestRecorder('fallback', 'POST')(404, 0.001);
-  metrics.requestRecorder('fallback', 'GET')(404, 0.001);
-  metrics.requestRecorder('fallback', 'POST')(405, 0.001);
+  recordA.answered(200, 0.001);
+  metrics.requestRecorder('GET /a', 'GET').answered(200, 0.001);
+  recordB.answered(500, 0.001);
+  metrics.requestRecorder('fallback', 'POST').answered(404, 0.001);
+  metrics.requestRecorder('fallback', 'GET').answered(404, 0.001);
+  metrics.requestRecorder('fallback', 'POST').answered(405, 0.001);
   const text = await metrics.text();
   const requests = text.split('\n').filter((line) => line.startsWith('http_requests_total{'));
   t.same(requests, [
@@ -71,4 +72,61 @@ t.test('a recorder is bound once per route and method; routes are listed in the 
   ]);
   t.match(text, 'http_request_duration_seconds_count{route="fallback"} 3');
   t.notMatch(text, 'GET /unused', 'a route bound but never answered is not listed');
+});
+
+/** Sends a request's head and the start of its body, then closes the connection before the rest. */
+function abandonRequest(server: TestServer, head: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(server.port, '127.0.0.1', () => {
+      socket.write(`${head}Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"data":`);
+      // Once the server has the head, and so an unanswered request: a close before it would be no request at all.
+      setTimeout(() => socket.destroy(), 50);
+    });
+    socket.on('close', () => resolve()).on('error', reject);
+  });
+}
+
+/** /metrics once it shows `expected` (the server hears of a closed connection on its next turn). */
+async function metricsShowing(server: TestServer, expected: string): Promise<string> {
+  for (let tries = 0; ; tries++) {
+    const { text } = await server.request('GET', '/metrics');
+    if (text.includes(expected) || tries === 40) return text;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+t.test('a request whose client goes away before the answer is counted by route and method, and not as answered', async (t) => {
+  const server = await startServer(t);
+  const credentials = `x-svc-app-key: ${server.app.key}\r\nx-svc-app-secret: ${server.app.secret}\r\n`;
+  const head = `PUT /applications/${server.app.id}/users/user_1/data HTTP/1.1\r\nHost: x\r\n${credentials}`;
+  await abandonRequest(server, head);
+  await abandonRequest(server, head);
+  await abandonRequest(server, head.replace('PUT', 'PATCH'));
+  const expected = 'http_requests_aborted_total{route="PATCH /applications/:app/users/:user/data",method="PATCH"} 1';
+  const text = await metricsShowing(server, expected);
+  t.match(text, '# TYPE http_requests_aborted_total counter');
+  t.match(text, 'http_requests_aborted_total{route="PUT /applications/:app/users/:user/data",method="PUT"} 2');
+  t.match(text, expected);
+  t.notMatch(text, 'http_requests_total{route="PUT /applications/:app/users/:user/data"', 'an abandoned request has no status');
+  t.notMatch(text, 'http_request_duration_seconds_count{route="PUT /applications/:app/users/:user/data"}', 'nor a latency');
+  t.notMatch(text, /http_requests_aborted_total\{route="GET \/metrics"/, 'a route answered is not listed as aborted');
+});
+
+t.test('aborts are listed by route in the order first aborted, methods apart, route labels escaped', async (t) => {
+  const { createMetrics } = await import('../../src/http/metrics.js');
+  const metrics = createMetrics();
+  metrics.requestRecorder('GET /"q"', 'GET').aborted();
+  metrics.requestRecorder('fallback', 'POST').aborted();
+  metrics.requestRecorder('fallback', 'GET').aborted();
+  metrics.requestRecorder('fallback', 'POST').aborted();
+  const text = await metrics.text();
+  t.same(
+    text.split('\n').filter((line) => line.startsWith('http_requests_aborted_total{')),
+    [
+      'http_requests_aborted_total{route="GET /\\"q\\"",method="GET"} 1',
+      'http_requests_aborted_total{route="fallback",method="POST"} 2',
+      'http_requests_aborted_total{route="fallback",method="GET"} 1',
+    ],
+  );
+  t.notMatch(text, /http_requests_total\{/, 'an abort is not an answer');
 });
