@@ -312,6 +312,20 @@ function exchange(bytes: string, waitMs = 500): Promise<{ text: string; closed: 
   });
 }
 
+t.test('a body past the cap is answered 413 as soon as that is known, and the connection closed: the rest is never waited for', async (t) => {
+  const head = 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n';
+  // 100 MB declared, 5 bytes sent: a server that waited for the rest would answer nothing within the wait.
+  const declared = await exchange(`${head}Content-Length: 100000000\r\n\r\n{"a":`);
+  t.match(declared.text, /^HTTP\/1\.1 413 /);
+  t.match(declared.text, /"code":"E_PAYLOAD_TOO_LARGE"/);
+  t.ok(declared.closed, 'declared: the connection is closed');
+  // Chunks past the 1 024-byte cap, and no last chunk: refused mid-stream.
+  const chunked = await exchange(`${head}Transfer-Encoding: chunked\r\n\r\n500\r\n${'x'.repeat(0x500)}\r\n`);
+  t.match(chunked.text, /^HTTP\/1\.1 413 /);
+  t.match(chunked.text, /"code":"E_PAYLOAD_TOO_LARGE"/);
+  t.ok(chunked.closed, 'chunked: the connection is closed');
+});
+
 t.test('a request framed two ways is cut off unanswered, so nothing after it is read as a request', async (t) => {
   for (const [label, headers] of [
     ['two lengths', 'Content-Length: 2\r\nContent-Length: 29'],
