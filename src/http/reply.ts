@@ -7,6 +7,8 @@ export interface Reply {
   bytes?: Uint8Array | string;
   contentType?: string;
   headers?: Record<string, string>;
+  /** The kernel closes the connection after this answer. */
+  closeConnection?: true;
 }
 
 export const ok = (body: unknown): Reply => ({ status: 200, body });

@@ -97,10 +97,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       contentType ??= 'application/json';
     }
     const origin = corsOrigin(ctx);
-    // `connection: close` after a body refused unread (413), and while draining for shutdown: keep-alive
+    // `connection: close` after a body refused unread (413, `refusedUnread`), and while draining for shutdown: keep-alive
     // clients then reconnect (and find the next server) rather than lose a request sent as the
     // connections close.
-    const close = reply.status === 413 || draining;
+    const close = reply.status === 413 || reply.closeConnection === true || draining;
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));
       if (contentType) res.writeHeader('content-type', contentType);
@@ -163,6 +163,18 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       (transferEncoding !== undefined && (ctx.header('content-length') !== undefined || transferEncoding.trim().toLowerCase() !== 'chunked'))
     );
   };
+
+  /**
+   * A refusal answered before the request's body is read closes the connection when that body is chunked
+   * or declared longer than the JSON cap (a 413's rule): uWS would otherwise receive all of it, to drop it.
+   */
+  function refusedUnread(ctx: RequestContext, reply: Reply): Reply {
+    const length = ctx.header('content-length');
+    if (ctx.header('transfer-encoding') !== undefined || (length !== undefined && !(Number(length) <= limits.json))) {
+      reply.closeConnection = true;
+    }
+    return reply;
+  }
 
   /** 400 for a header naming the host or a credential given twice: which copy counts would be anyone's guess. */
   function checkSingleHeaders(ctx: RequestContext): void {
@@ -253,7 +265,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
           );
         } else outcome = runSteps(route, ctx, 0);
       } catch (error) {
-        outcome = errorReply(ctx, error);
+        outcome = refusedUnread(ctx, errorReply(ctx, error));
       }
       // Only an answer that waits needs to hear of an abort (uWS asks for the handler before the
       // request handler returns); the rest are sent below, and an abort handler costs ~0.2 µs.
@@ -298,7 +310,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
             headers: { allow: [...new Set(allowed)].join(', ') },
           })
         : new ApiError(404, 'E_NOT_FOUND', `No route for ${ctx.method} on this path`);
-    send(ctx, errorReply(ctx, error), observe?.(ctx.route, ctx.method));
+    send(ctx, refusedUnread(ctx, errorReply(ctx, error)), observe?.(ctx.route, ctx.method));
   });
 
   return {

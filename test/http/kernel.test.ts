@@ -326,6 +326,28 @@ t.test('a body past the cap is answered 413 as soon as that is known, and the co
   t.ok(chunked.closed, 'chunked: the connection is closed');
 });
 
+t.test('a refusal answered before the body is read closes the connection when the body is chunked or declared past the cap, not waiting for it', async (t) => {
+  const json = 'Content-Type: application/json\r\n';
+  for (const [label, request] of [
+    ['a content coding (415)', `POST /echo HTTP/1.1\r\nHost: x\r\n${json}Content-Encoding: gzip\r\n`],
+    ['a repeated header (400)', `POST /echo HTTP/1.1\r\nHost: x\r\n${json}${json}`],
+    ['malformed path encoding (400)', `GET /items/%zz HTTP/1.1\r\nHost: x\r\n${json}`],
+    ['no route (404)', `POST /nowhere HTTP/1.1\r\nHost: x\r\n${json}`],
+    ['a method the path does not take (405)', `POST /items/1 HTTP/1.1\r\nHost: x\r\n${json}`],
+  ]) {
+    for (const [framing, body] of [
+      ['declared past the cap', 'Content-Length: 100000000\r\n\r\n{"a":'],
+      ['chunked', 'Transfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n'],
+    ]) {
+      const res = await exchange(request + body);
+      t.match(res.text, /^HTTP\/1\.1 4\d\d [\s\S]*"statusCode":4\d\d/, `${label}, ${framing}: answered in ADDENDUM §7's shape`);
+      t.ok(res.closed, `${label}, ${framing}: the connection is closed`);
+    }
+  }
+  const within = await exchange(`POST /nowhere HTTP/1.1\r\nHost: x\r\n${json}Content-Length: 2\r\n\r\n{}GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\n`);
+  t.equal(within.text.match(/HTTP\/1\.1 (404|200) /g)?.length, 2, 'a body declared within the cap is read past, and the connection serves on');
+});
+
 t.test('a request framed two ways is cut off unanswered, so nothing after it is read as a request', async (t) => {
   for (const [label, headers] of [
     ['two lengths', 'Content-Length: 2\r\nContent-Length: 29'],
