@@ -274,6 +274,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
           ctx.aborted = true;
           cancelBody?.();
           record?.aborted();
+          if (debug) logger.debug({ requestId: ctx.id, route: routeName }, 'request aborted');
         });
       }
       respond(ctx, outcome, record);

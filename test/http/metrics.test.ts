@@ -95,8 +95,9 @@ async function metricsShowing(server: TestServer, expected: string): Promise<str
   }
 }
 
-t.test('a request whose client goes away before the answer is counted by route and method, and not as answered', async (t) => {
-  const server = await startServer(t);
+t.test('a request whose client goes away before the answer is counted by route and method, not as answered, and logged at debug', async (t) => {
+  const logLines: string[] = [];
+  const server = await startServer(t, { env: { SVC_LOG_LEVEL: 'debug' }, logDestination: { write: (line: string) => void logLines.push(line) } });
   const credentials = `x-svc-app-key: ${server.app.key}\r\nx-svc-app-secret: ${server.app.secret}\r\n`;
   const head = `PUT /applications/${server.app.id}/users/user_1/data HTTP/1.1\r\nHost: x\r\n${credentials}`;
   await abandonRequest(server, head);
@@ -110,6 +111,11 @@ t.test('a request whose client goes away before the answer is counted by route a
   t.notMatch(text, 'http_requests_total{route="PUT /applications/:app/users/:user/data"', 'an abandoned request has no status');
   t.notMatch(text, 'http_request_duration_seconds_count{route="PUT /applications/:app/users/:user/data"}', 'nor a latency');
   t.notMatch(text, /http_requests_aborted_total\{route="GET \/metrics"/, 'a route answered is not listed as aborted');
+  const logged = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.route === 'PUT /applications/:app/users/:user/data');
+  const started = logged.filter((entry) => entry.msg === 'request started').map((entry) => entry.requestId);
+  t.equal(started.length, 2);
+  t.same(logged.filter((entry) => entry.msg === 'request aborted').map((entry) => entry.requestId), started, 'each started request logs its abort, by its request ID');
+  t.notOk(logged.some((entry) => entry.msg === 'request'), 'and no answer');
 });
 
 t.test('aborts are listed by route in the order first aborted, methods apart, route labels escaped', async (t) => {
