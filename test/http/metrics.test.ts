@@ -118,6 +118,20 @@ t.test('a request whose client goes away before the answer is counted by route a
   t.notOk(logged.some((entry) => entry.msg === 'request'), 'and no answer');
 });
 
+t.test('a body uWS gives up on midway (a chunk extension) counts as aborted: uWS closes its connection unanswered', async (t) => {
+  const server = await startServer(t);
+  const head = `PUT /applications/${server.app.id}/users/user_1/data HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+  const answer = await new Promise<string>((resolve) => {
+    let text = '';
+    const socket = connect(server.port, '127.0.0.1', () => socket.write(`${head}2;a=b\r\n{}\r\n0\r\n\r\n`));
+    socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+    socket.on('close', () => resolve(text));
+  });
+  t.equal(answer, '', 'no answer');
+  const expected = 'http_requests_aborted_total{route="PUT /applications/:app/users/:user/data",method="PUT"} 1';
+  t.match(await metricsShowing(server, expected), expected);
+});
+
 t.test('aborts are listed by route in the order first aborted, methods apart, route labels escaped', async (t) => {
   const { createMetrics } = await import('../../src/http/metrics.js');
   const metrics = createMetrics();
