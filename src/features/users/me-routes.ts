@@ -23,9 +23,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
     const caller = callerUser(ctx);
     const { appId, userId } = caller;
     parseQuery(ctx, UpsertQuerySchema);
-    const { schema } = apps.require(appId);
-    const change = await readProfileChange(ctx.body, schema, 'user');
-    await service.write(appId, userId, change, { schema, writer: 'user', mode, caller });
+    await service.write(appId, userId, (schemaOf) => readProfileChange(ctx.body, schemaOf, 'user'), { writer: 'user', mode, caller });
     return profile(appId, userId);
   };
 
@@ -68,10 +66,8 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
         const { appId, userId } = caller;
         const { field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);
-        const { schema } = apps.require(appId);
         // A field outside the schema is refused by the change rules, as it is in a PATCH.
-        const change = await readFieldChange(ctx.body, field, fieldSpec(schema, field), 'user');
-        await service.write(appId, userId, change, { schema, writer: 'user', mode: 'merge', caller });
+        await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'user'), { writer: 'user', mode: 'merge', caller });
         return profile(appId, userId);
       },
     },

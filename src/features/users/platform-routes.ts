@@ -50,9 +50,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     const appId = ctx.params.app;
     parseQuery(ctx, UpsertQuerySchema);
     const userId = writeTarget(ctx);
-    const { schema } = apps.require(appId);
-    const change = await readProfileChange(ctx.body, schema, 'app');
-    await service.write(appId, userId, change, { schema, writer: 'app', mode, create: true });
+    await service.write(appId, userId, (schemaOf) => readProfileChange(ctx.body, schemaOf, 'app'), { writer: 'app', mode, create: true });
     return profile(appId, userId);
   };
 
@@ -146,8 +144,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         const spec = fieldSpec(schema, field);
         if (!spec && !schema.allow_unknown_fields) throw notFound('field', field);
         if (field === 'user_id') throw updateFailed({ user_id: ['user_id cannot be changed'] });
-        const change = await readFieldChange(ctx.body, field, spec, 'app');
-        await service.write(appId, userId, change, { schema, writer: 'app', mode: 'merge' });
+        await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'app'), { writer: 'app', mode: 'merge' });
         return profile(appId, userId);
       },
     },

@@ -30,7 +30,16 @@ export interface ProfileChange {
   attributes?: Record<string, unknown>;
   /** Uploaded files by field name. */
   files: Record<string, Upload>;
+  /**
+   * The schema the body was read by, where its reading depends on one (a multipart body's file parts,
+   * checked by their field's type, and text parts read by it): a write whose turn finds another
+   * schema reads the body again by that one.
+   */
+  readBy?: AppSchema;
 }
+
+/** The app's schema as it is now: a body's reading asks for it only where it depends on it. */
+export type SchemaOf = () => AppSchema;
 
 export interface ChangeRules {
   schema: AppSchema;

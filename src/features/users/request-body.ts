@@ -4,7 +4,7 @@ import { readJsonString, readJsonText, type JsonRead } from '../../http/body.js'
 import { isPlainObject, shownPath } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from '../applications/schemas.js';
-import { isFileField, mayWrite, NOT_WRITABLE, updateFailed, type ProfileChange, type Upload, type Writer } from './profile-change.js';
+import { isFileField, mayWrite, NOT_WRITABLE, updateFailed, type ProfileChange, type SchemaOf, type Upload, type Writer } from './profile-change.js';
 import { prepareUpload } from './profile-files.js';
 
 const JSON_PARTS = new Set(['data', 'attributes']);
@@ -28,11 +28,12 @@ function collector() {
  * decoded last (up to 50 MP each): a body refused by any other check of it, the writer's rights among
  * them, costs no decode.
  */
-export async function readProfileChange(body: ParsedBody, schema: AppSchema, writer: Writer): Promise<ProfileChange> {
+export async function readProfileChange(body: ParsedBody, schemaOf: SchemaOf, writer: Writer): Promise<ProfileChange> {
   const { errors, complain, throwIfAny } = collector();
   const files: Record<string, Upload> = {};
   const parts: { name: string; part: FilePart; spec: FieldSpec }[] = [];
   let shape: Record<string, unknown> = {};
+  let readBy: AppSchema | undefined;
   if (body.kind === 'json') {
     if (!isPlainObject(body.value)) throw updateFailed({ body: ['must be an object with data and/or attributes'] });
     shape = body.value;
@@ -45,7 +46,7 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema, wri
         reads[name] = readJsonText(part.data);
         continue;
       }
-      const spec = fieldSpec(schema, name);
+      const spec = fieldSpec((readBy ??= schemaOf()), name);
       if (!isFileField(spec)) complain(name, 'unknown part: not an image or file field of the application schema');
       else if (!mayWrite(writer, spec)) complain(name, NOT_WRITABLE);
       else parts.push({ name, part, spec: spec! });
@@ -75,6 +76,7 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema, wri
     data: shape.data as Record<string, unknown> | undefined,
     attributes: shape.attributes as Record<string, unknown> | undefined,
     files,
+    ...(readBy && { readBy }),
   };
 }
 
@@ -82,7 +84,7 @@ export async function readProfileChange(body: ParsedBody, schema: AppSchema, wri
  * The change of one field from `{value}` in JSON, or a multipart part `value`: text (read by the
  * field's type) or, for `image`/`file` fields, a file.
  */
-export async function readFieldChange(body: ParsedBody, name: string, spec: FieldSpec | undefined, writer: Writer): Promise<ProfileChange> {
+export async function readFieldChange(body: ParsedBody, name: string, schemaOf: SchemaOf, writer: Writer): Promise<ProfileChange> {
   if (body.kind === 'json') {
     const value = body.value;
     if (!isPlainObject(value) || !('value' in value) || Object.keys(value).length !== 1) {
@@ -96,17 +98,19 @@ export async function readFieldChange(body: ParsedBody, name: string, spec: Fiel
       if (part !== 'value') complain(part, 'unknown part: a field PUT takes one part, named value');
     }
     throwIfAny();
+    const readBy = schemaOf();
+    const spec = fieldSpec(readBy, name);
     const file: FilePart | undefined = body.files.value;
     if (file && isFileField(spec)) {
       // Before the decode, which costs far more than the refusal.
       if (!mayWrite(writer, spec)) throw updateFailed({ [name]: [NOT_WRITABLE] });
       const upload = await prepareUpload(file, spec!);
       if (typeof upload === 'string') throw updateFailed({ [name]: [upload] });
-      return { files: { [name]: upload } };
+      return { files: { [name]: upload }, readBy };
     }
     if (file) throw updateFailed({ [name]: ['not an image or file field: send its value as a text part'] });
     const text = body.fields.value;
-    if (text !== undefined) return { data: { [name]: typedText(text, spec) }, files: {} };
+    if (text !== undefined) return { data: { [name]: typedText(text, spec) }, files: {}, readBy };
   }
   throw updateFailed({ value: ['a value is required: JSON {"value": …} or a multipart part named value'] });
 }

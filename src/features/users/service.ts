@@ -3,13 +3,29 @@ import { jsonEqual } from '../../lib/json-equal.js';
 import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { USER_KIND, userKey, userLock } from './directory.js';
-import { applyProfileChange, checkRequiredFields, namesUnreadableField, type ChangeMode, type ProfileChange, type Writer } from './profile-change.js';
+import {
+  applyProfileChange,
+  checkRequiredFields,
+  namesUnreadableField,
+  type ChangeMode,
+  type ProfileChange,
+  type SchemaOf,
+  type Writer,
+} from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
-import type { AppSchema } from '../applications/schemas.js';
 import type { SessionOf } from '../../auth/revocation.js';
 import { runRemovingUser } from '../groups/user-removal.js';
 
 export type UserState = 'enabled' | 'disabled';
+
+interface WriteOptions {
+  writer: Writer;
+  mode: ChangeMode;
+  /** An absent user is created (platform upsert). */
+  create?: boolean;
+  /** A `/me` write's caller, checked again in the turn. */
+  caller?: SessionOf;
+}
 
 /** Profile writes: each one a turn that sends one event to the user machine, files staged alongside. */
 export class ProfileService {
@@ -19,19 +35,38 @@ export class ProfileService {
   ) {}
 
   /**
-   * Applies `change` as `writer` may, by the rules of `schema` (the app's, as the change was read
-   * against it); with `create`, an absent user is created with it (platform upsert).
+   * Applies the change `read` makes of the request as `writer` may, by the rules of the app's schema
+   * as it is in the write's turn: a schema change committed while the write waited for its user counts.
    */
   async write(
     appId: string,
     userId: string,
-    change: ProfileChange,
-    options: { schema: AppSchema; writer: Writer; mode: ChangeMode; create?: boolean; caller?: SessionOf },
+    read: (schemaOf: SchemaOf) => Promise<ProfileChange>,
+    options: WriteOptions,
   ): Promise<void> {
+    const schemaOf = () => this.deps.apps.require(appId).schema;
+    for (;;) {
+      const change = await read(schemaOf);
+      // Read again only if read by a schema that a change replaced before the write's turn: rare.
+      if (await this.writeInTurn(appId, userId, change, schemaOf, options)) return;
+    }
+  }
+
+  /** False, changing nothing, when `change` was read by another schema than the turn's. */
+  private writeInTurn(
+    appId: string,
+    userId: string,
+    change: ProfileChange,
+    schemaOf: SchemaOf,
+    options: WriteOptions,
+  ): Promise<boolean> {
     const { users, runtime, config } = this.deps;
-    const { schema, writer, mode } = options;
-    const rules = { schema, writer, mode, userId, reservedNamespace: config.names.reservedNamespace };
-    await runtime.run([userLock(appId, userId)], (turn) => {
+    const { writer, mode } = options;
+    return runtime.run([userLock(appId, userId)], (turn) => {
+      // The app record's cached schema: the same object for as long as the record is unchanged.
+      const schema = schemaOf();
+      if (change.readBy !== undefined && change.readBy !== schema) return false;
+      const rules = { schema, writer, mode, userId, reservedNamespace: config.names.reservedNamespace };
       const current = options.caller ? users.requireCaller(turn, appId, options.caller) : turn.get<UserContext>(USER_KIND, userKey(appId, userId));
       if (!current && !options.create) throw notFound('user', userId);
       const before = current?.context ?? { data: {}, attributes: {} };
@@ -47,6 +82,7 @@ export class ProfileService {
       }
       // Even unchanged: a value kept from before its field held files may describe an upload it never stored.
       this.files.stage(turn, appId, userId, before.data, next.data, change.files);
+      return true;
     });
   }
 
