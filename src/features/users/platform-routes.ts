@@ -1,4 +1,4 @@
-import { forbidden, notFound, validationError } from '../../lib/errors.js';
+import { forbidden, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { parseJsonBody, parseQuery } from '../../lib/validate.js';
 import { jsonBytes, noContent, ok } from '../../http/reply.js';
@@ -140,9 +140,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         const { app: appId, field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);
         const userId = existingUserId(ctx);
-        const schema = apps.require(appId).schema;
-        const spec = fieldSpec(schema, field);
-        if (!spec && !schema.allow_unknown_fields) throw notFound('field', field);
+        // A field outside the schema is held to the change rules, as in a PATCH: null removes one it stopped allowing.
         if (field === 'user_id') throw updateFailed({ user_id: ['user_id cannot be changed'] });
         await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'app'), { writer: 'app', mode: 'merge' });
         return profile(appId, userId);

@@ -202,8 +202,8 @@ t.test('platform field PUT: JSON and multipart value, unknown fields', async (t)
   t.ok(filePart.body.field_errors.nickname);
   t.same((await server.request('GET', `${base}/fields/nickname`, { app: server.app })).body, { value: 'other' }, 'unchanged');
   const unknown = await server.request('PUT', `${base}/fields/unknown`, { app: server.app, body: { value: 1 } });
-  t.equal(unknown.status, 404);
-  t.equal(unknown.body.code, 'E_FIELD_NOT_FOUND');
+  t.equal(unknown.status, 400, 'a field the schema does not allow is refused as in a PATCH');
+  t.same(unknown.body.field_errors, { unknown: ['unknown field: the application schema does not allow unknown fields'] });
   const missingUser = await server.request('PUT', `/applications/${server.app.id}/users/nobody/data/fields/nickname`, { app: server.app, body: { value: 'x' } });
   t.equal(missingUser.status, 404);
   t.equal(missingUser.body.code, 'E_USER_NOT_FOUND');

@@ -348,6 +348,15 @@ t.test('fields a schema stopped allowing: a profile read and sent back passes, a
   t.same(removed.body.data, { plan: 'pro', old_flag: true, user_id: 'stale' });
   const refused = await server.request('PATCH', path, { app: server.app, body: { data: { old_flag: false } } });
   t.same(refused.body.field_errors, { old_flag: ['unknown field: the application schema does not allow unknown fields'] }, 'a new value is still refused');
+
+  // A field PUT agrees with PATCH.
+  const refusedPut = await server.request('PUT', `${path}/fields/old_flag`, { app: server.app, body: { value: false } });
+  t.equal(refusedPut.status, 400, 'a field PUT of a new value is refused too');
+  t.equal(refusedPut.body.code, 'E_USER_UPDATE_FAILED');
+  t.same(refusedPut.body.field_errors, { old_flag: ['unknown field: the application schema does not allow unknown fields'] });
+  const removedPut = await server.request('PUT', `${path}/fields/old_flag`, { app: server.app, body: { value: null } });
+  t.equal(removedPut.status, 200, removedPut.text);
+  t.same(removedPut.body.data, { plan: 'pro', user_id: 'stale' }, 'and null removes the field');
 });
 
 t.test('a key the caller chose is named in field errors cut to 64 characters', async (t) => {
