@@ -7,6 +7,7 @@ import { ok, redirect } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
+import type { AppSchema } from '../applications/schemas.js';
 import { userLock, type UserRef } from '../users/directory.js';
 import { FIELD_OF } from '../users/addresses.js';
 import { applyProfileChange } from '../users/profile-change.js';
@@ -18,12 +19,14 @@ import { MeMagicSchema, PlatformMagicSchema } from './schemas.js';
 const ENSURE_ATTEMPTS = 3;
 
 /**
- * 400 `E_VALIDATION` naming `data.<field>` unless `data` is a valid platform write of a profile. Not
- * checked for required fields: a user made from an address holds what it was given (docs/API.md).
+ * 400 `E_VALIDATION` naming `data.<field>` unless `data` is a valid platform write of a profile by the
+ * app's schema, which it answers. Not checked for required fields: a user made from an address holds
+ * what it was given (docs/API.md).
  */
-function checkProfileData(deps: Deps, appId: string, data: Record<string, unknown>): void {
+function checkProfileData(deps: Deps, appId: string, data: Record<string, unknown>): AppSchema {
+  const schema = deps.apps.require(appId).schema;
   const rules = {
-    schema: deps.apps.require(appId).schema,
+    schema,
     writer: 'app' as const,
     mode: 'merge' as const,
     userId: '',
@@ -36,6 +39,7 @@ function checkProfileData(deps: Deps, appId: string, data: Record<string, unknow
     const named = Object.entries(error.fieldErrors).map(([name, messages]) => [`data.${name}`, messages]);
     throw validationError(Object.fromEntries(named));
   }
+  return schema;
 }
 
 const wantsJson = (ctx: RequestContext) => (ctx.header('accept') ?? '').toLowerCase().includes('application/json');
@@ -61,8 +65,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
       const problem = address === undefined ? `is required for verification_type ${kind}` : 'must be a string';
       throw validationError({ [`data.${field}`]: [problem] });
     }
-    checkProfileData(deps, appId, body.data);
-    return { ...body, kind, address };
+    const checkedBy = checkProfileData(deps, appId, body.data);
+    return { ...body, kind, address, checkedBy };
   }
 
   return [
@@ -87,6 +91,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
           const found = 'user_id' in ref ? undefined : users.addressHolder(appId, request.kind, request.address);
           const locks = [...plan.locks, ...(found ? [userLock(appId, found)] : [])];
           const made = await runtime.run(locks, (turn) => {
+            // Again by the schema as it is now if a change to it was committed while the turn waited for its locks.
+            if (deps.apps.require(appId).schema !== request.checkedBy) checkProfileData(deps, appId, request.data);
             const { userId } = plan.apply(turn, request.data);
             if (!locks.includes(userLock(appId, userId))) return undefined;
             const { link } = magicLinks.create(turn, {

@@ -248,6 +248,26 @@ t.test('data is checked against the app schema, and shapes the new user', async 
   t.equal(existing.body.app_user_id, made.body.app_user_id);
 });
 
+t.test('data is checked against the schema as it is in the turn that makes the user, not as it was when the request came', async (t) => {
+  const server = await startServer(t);
+  await server.deps.apps.update(server.app.id, { schema: { fields: {}, allow_unknown_fields: true } });
+  const lock = userLock(server.app.id, 'late');
+  const release = await holdLocks(server, [lock]);
+  const queued = await queueOn(server, lock, () =>
+    server.request('POST', '/hub/auth/magic', {
+      app: server.app,
+      body: { verification_type: 'email', user_id: 'late', data: { email: 'late@example.com', legacy: 'x' } },
+    }),
+  );
+  await server.deps.apps.update(server.app.id, { schema: { fields: {}, allow_unknown_fields: false } });
+  release();
+  const answer = await queued.answer;
+  t.equal(answer.status, 400, answer.text);
+  t.equal(answer.body.code, 'E_VALIDATION');
+  t.ok(answer.body.field_errors?.['data.legacy'], 'names the field the schema stopped allowing');
+  t.equal(server.deps.users.get(server.app.id, 'late'), undefined, 'no user was made');
+});
+
 t.test('a link checker\'s HEAD spends nothing (405); parameters a mail tool appends are ignored', async (t) => {
   const server = await startServer(t);
   const made = await requestLink(server, 'scan@example.com', { redirect_url: 'https://app.example/in' });
