@@ -460,6 +460,34 @@ t.test('a credential takes a name, an app variant and an expiry', async (t) => {
   t.equal(read.body.credentials.length, 2, 'refused credentials were not added');
 });
 
+t.test('a client holds at most 10 credentials, expired ones included: the 11th is 400 and changes nothing', async (t) => {
+  const clock = manualClock(START);
+  const server = await startServer(t, { clock });
+  const client = await createClient(server);
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  const add = (body?: unknown) => server.request('POST', `${path}/credentials`, { app: server.app, body });
+  t.equal((await add({ expires: '2026-03-01T13:00:00Z' })).status, 200, 'one that will expire');
+  for (let i = 0; i < 8; i++) t.equal((await add()).status, 200);
+  clock.set(Date.parse('2026-03-02T12:00:00Z'));
+  const before = await server.request('GET', path, { app: server.app });
+  t.equal(before.body.credentials.length, 10);
+  t.equal(before.body.credentials.filter((c: any) => c.expired).length, 1);
+
+  const refused = await add({ name: 'eleventh' });
+  expectError(t, refused, 400, 'E_VALIDATION');
+  t.same(refused.body.field_errors, {
+    credentials: ['a client holds at most 10 credentials, expired ones included: delete one before adding another'],
+  });
+  t.strictSame((await server.request('GET', path, { app: server.app })).body, before.body, 'nothing changed, not even updated_at');
+
+  const expired = before.body.credentials.find((c: any) => c.expired);
+  t.equal((await server.request('DELETE', `${path}/credentials/${expired.client_id}`, { app: server.app })).status, 204);
+  t.equal((await add({ name: 'eleventh' })).status, 200, 'deleting one makes room');
+  const sibling = await createClient(server, { name: 'Sibling' });
+  t.equal(sibling.credentials.length, 1, 'the cap is per client');
+  t.equal((await server.request('POST', `${clientsPath(server.app)}/${sibling.id}/credentials`, { app: server.app })).status, 200);
+});
+
 t.test('an expired credential is reported as expired', async (t) => {
   const clock = manualClock(START);
   const server = await startServer(t, { clock });

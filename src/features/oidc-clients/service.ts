@@ -36,6 +36,9 @@ interface Revealed {
 }
 
 export const clientCount = (appId: string): Key => ['oidc_clients', appId];
+
+/** Enough for rotation with room to spare; expired credentials count, as they stay listed until deleted. */
+export const MAX_CREDENTIALS_PER_CLIENT = 10;
 const clientLock = (appId: string, clientId: string) => `oidc_client:${appId}\u0000${clientId}`;
 
 /**
@@ -104,6 +107,11 @@ export class OidcClientService {
   addCredential(appId: string, clientId: string, body: CredentialBody): Promise<Credential> {
     return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
       const client = this.require(appId, clientId);
+      if (this.credentials.getKeysCount(this.credentialRange(appId, clientId)) >= MAX_CREDENTIALS_PER_CLIENT) {
+        throw validationError({
+          credentials: [`a client holds at most ${MAX_CREDENTIALS_PER_CLIENT} credentials, expired ones included: delete one before adding another`],
+        });
+      }
       const expiresAt = body.expires === undefined ? undefined : Date.parse(body.expires);
       if (expiresAt !== undefined && expiresAt <= turn.now) {
         throw validationError({ expires: ['must be in the future'] });
@@ -132,9 +140,12 @@ export class OidcClientService {
     return client;
   }
 
+  private credentialRange(appId: string, clientId: string) {
+    return { start: [appId, clientId, ''], end: [appId, clientId, HIGH_KEY] };
+  }
+
   private credentialsOf(appId: string, clientId: string): StoredCredential[] {
-    const range = this.credentials.getRange({ start: [appId, clientId, ''], end: [appId, clientId, HIGH_KEY] });
-    return [...range.map(({ value }) => value)];
+    return [...this.credentials.getRange(this.credentialRange(appId, clientId)).map(({ value }) => value)];
   }
 
   private stageCredential(turn: Turn, client: StoredClient, options: CredentialOptions) {
