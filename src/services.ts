@@ -25,6 +25,7 @@ import { thenLimit, limitByIp } from './auth/rate-limited-steps.js';
 import { SessionStore } from './features/sessions/session-store.js';
 import { MagicLinks } from './features/magic-links/link-store.js';
 import { LinkPurposes } from './features/magic-links/purposes.js';
+import { RegisteredRedirects } from './features/oidc-clients/registered-redirects.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -68,7 +69,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     const signingKeys = await SigningKeys.open(store, clock, { readOnly });
     const accessTokens = new AccessTokens(config, signingKeys, clock);
     const sessions = new SessionStore(store, pepper, config.accessTokenTtlSeconds * 1000);
-    const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new LinkPurposes());
+    const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new RegisteredRedirects(store), new LinkPurposes());
     const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks, config });
     registerGroupLinkPurposes(magicLinks.purposes, groups);
     const metrics = createMetrics();

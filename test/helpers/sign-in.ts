@@ -41,3 +41,14 @@ export async function setUserState(server: TestServer, userId: string, state: 'e
   });
   if (res.status !== 200) throw new Error(`state: ${res.status} ${res.text}`);
 }
+
+/** An OIDC client of `app` with this `config`: where its links may send the browser (its redirect_uris and allowed_origins). */
+export async function registerRedirects(
+  server: TestServer,
+  config: { redirect_uris?: string[]; allowed_origins?: string[] },
+  app = server.app,
+): Promise<{ id: string }> {
+  const res = await server.request('POST', `/applications/${app.id}/oidc-clients`, { app, body: { name: 'Web', config } });
+  if (res.status !== 200) throw new Error(`OIDC client create answered ${res.status}: ${res.text}`);
+  return res.body;
+}

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { startServer } from '../helpers/server.js';
 import { person, groupOf, platform } from '../features/groups/helpers.js';
+import { linkPath, registerRedirects, requestLink } from '../helpers/sign-in.js';
+import { storeDigest } from '../helpers/store-digest.js';
 
 // Each route that stores a location refuses the forms a URL parser reads as another origin.
 t.test('locations given to links, invites and OIDC clients are refused when a parser would read them as elsewhere', async (t) => {
@@ -21,5 +23,69 @@ t.test('locations given to links, invites and OIDC clients are refused when a pa
     t.equal((await client(url)).status, 400, `client ${JSON.stringify(url)}`);
   }
   t.equal((await invite('/welcome')).status, 200);
+  await registerRedirects(server, { allowed_origins: ['https://app.example'] });
   t.equal((await link('https://app.example/in')).status, 200);
+});
+
+t.test("a link sends its browser only where the app's OIDC clients registered: elsewhere is 400 and changes nothing", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  const link = (redirect_url: string, email = 'new@example.com') =>
+    server.request('POST', '/hub/auth/magic', { app: server.app, body: { verification_type: 'email', data: { email }, redirect_url } });
+  const me = (redirect_url: string) => server.request('POST', '/me/auth/magic', { token: ada.token, body: { redirect_url } });
+  const invite = (redirect_url: string) => api.post(`/groups/${group.id}/invites`, { email: 'cat@example.com', roles: [], redirect_url });
+  const refusal = ["must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"];
+
+  const other = await server.deps.apps.create('other');
+  const otherCredential = await server.deps.apps.createCredential(other.id);
+  await registerRedirects(server, { redirect_uris: ['https://evil.example/cb'], allowed_origins: ['https://evil.example'] }, {
+    id: other.id,
+    key: otherCredential.key,
+    secret: otherCredential.secret,
+  });
+  await registerRedirects(server, { redirect_uris: ['https://app.example/cb?x=1'], allowed_origins: ['https://web.example:8443'] });
+
+  const before = storeDigest(server.deps.store);
+  for (const url of [
+    'https://evil.example/cb',
+    'https://app.example/cb',
+    'https://app.example/cb?x=2',
+    'https://app.example/cb?x=1&y=2',
+    'http://app.example/cb?x=1',
+    'https://web.example/in',
+    'http://web.example:8443/in',
+    'https://web.example:8443@evil.example/in',
+  ]) {
+    for (const [route, res] of [['platform', await link(url)], ['/me', await me(url)], ['invite', await invite(url)]] as const) {
+      t.equal(res.status, 400, `${route} ${url}`);
+      t.equal(res.body.code, 'E_VALIDATION');
+      t.same(res.body.field_errors, { redirect_url: refusal });
+    }
+  }
+  t.equal(storeDigest(server.deps.store), before, 'no user, link or invite was made');
+
+  for (const url of ['https://app.example/cb?x=1', 'https://app.example/cb?x=1#state', 'https://web.example:8443/', 'https://web.example:8443/any/path?q']) {
+    t.equal((await link(url)).status, 200, `platform ${url}`);
+    t.equal((await me(url)).status, 200, `/me ${url}`);
+  }
+  t.equal((await invite('https://web.example:8443/joined')).status, 200, 'an invite link too');
+});
+
+t.test('a link whose location its app no longer registers is answered in JSON, never followed', async (t) => {
+  const server = await startServer(t);
+  const client = await registerRedirects(server, { allowed_origins: ['https://app.example'] });
+  const made = await requestLink(server, 'ada@example.com', { redirect_url: 'https://app.example/in' });
+  t.equal(made.status, 200);
+  const kept = await requestLink(server, 'bob@example.com', { redirect_url: 'https://app.example/in' });
+  t.equal((await server.request('GET', linkPath(kept.body.link))).status, 302, 'followed while registered');
+
+  const api = platform(server);
+  t.equal((await api.put(`/oidc-clients/${client.id}`, { config: { allowed_origins: ['https://other.example'] } })).status, 200);
+  const redeemed = await server.request('GET', linkPath(made.body.link), { headers: { accept: 'text/html' } });
+  t.equal(redeemed.status, 200);
+  t.equal(redeemed.headers.get('location'), null);
+  t.equal(redeemed.body.redirect_url, 'https://app.example/in');
+  t.type(redeemed.body.access_token, 'string', 'the sign-in itself still works');
 });

@@ -1,4 +1,7 @@
 import { randomToken } from '../../lib/ids.js';
+import { validationError } from '../../lib/errors.js';
+import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
+import type { RegisteredRedirects } from '../oidc-clients/registered-redirects.js';
 import { hmacSecret } from '../../lib/secrets.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -58,6 +61,7 @@ export class MagicLinks {
     store: Store,
     private readonly pepper: Buffer,
     private readonly publicUrl: string,
+    private readonly redirects: RegisteredRedirects,
     readonly purposes: LinkPurposes,
   ) {
     this.links = store.db<LinkRecord>('magic_links');
@@ -73,7 +77,12 @@ export class MagicLinks {
    * and `ref`, the stored name by which its creator may revoke it.
    */
   create(turn: Turn, request: NewLink): { link: string; ref: string } {
-    const { purpose } = request;
+    const { purpose, redirectUrl } = request;
+    if (redirectUrl !== undefined && !this.mayRedirect(request.appId, redirectUrl)) {
+      throw validationError({
+        redirect_url: ["must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"],
+      });
+    }
     this.purposes.handlerOf(purpose.kind)?.check(turn, { appId: request.appId, userId: request.userId, purpose });
     this.pruneSpent(turn, request.appId, request.userId);
     const id = randomToken();
@@ -86,6 +95,15 @@ export class MagicLinks {
     turn.put(this.links, ref, record);
     turn.put(this.byUser, [request.appId, request.userId, request.expiresAt, ref], true);
     return { link: `${this.publicUrl}/hub/auth/magic/${id}`, ref };
+  }
+
+  /**
+   * Whether a redeemed link of `appId` may send its browser to `url`: a path on this service (invites
+   * only), or a place one of the app's OIDC clients registered. Asked again on redemption, so a place
+   * the app has since unregistered, or a link made before this rule, is answered in JSON, never followed.
+   */
+  mayRedirect(appId: string, url: string): boolean {
+    return isLocalPath(url) || (isAbsoluteHttpUrl(url) && this.redirects.includes(appId, url));
   }
 
   /** The committed record of a link id, with its ref. */

@@ -1,5 +1,4 @@
 import { callerAppId } from '../../auth/platform-auth.js';
-import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import { callerUser } from '../../auth/bearer-auth.js';
 import { ApiError, tokenRefused, unavailable, validationError } from '../../lib/errors.js';
 import { parseJsonBody } from '../../lib/validate.js';
@@ -146,8 +145,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
       async handle(ctx) {
         const { tokens, link } = await redeemLink(deps, ctx.params.id);
         const { appId, userId, redirectUrl } = link;
-        // A location stored before locations were checked as strictly as now is not followed.
-        const followed = redirectUrl !== undefined && (isLocalPath(redirectUrl) || isAbsoluteHttpUrl(redirectUrl));
+        const followed = redirectUrl !== undefined && magicLinks.mayRedirect(appId, redirectUrl);
         if (!followed || wantsJson(ctx)) {
           return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: redirectUrl ?? null });
         }

@@ -15,7 +15,7 @@ import {
 } from './credentials.js';
 import { CONFIG_DEFAULTS, type ClientBody, type ClientUpdate, type CredentialBody, type OidcConfig } from './schemas.js';
 
-interface StoredClient {
+export interface StoredClient {
   id: string;
   app_id: string;
   name: string;

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
-import { linkPath, meProbe, profileOf, refreshWith, signInByLink } from '../../helpers/sign-in.js';
+import { linkPath, meProbe, profileOf, refreshWith, registerRedirects, signInByLink } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
 
 t.test('POST /me/auth/magic makes a link that signs the caller in elsewhere', async (t) => {
@@ -23,6 +23,7 @@ t.test('POST /me/auth/magic makes a link that signs the caller in elsewhere', as
   t.not(sid(device.body.access_token), sid(caller.access_token), 'the other device has its own session');
   t.equal((await server.request('GET', linkPath(bare.body.link))).status, 410, 'single use');
 
+  await registerRedirects(server, { redirect_uris: ['https://app.example.com/done'] });
   const redirecting = await server.request('POST', '/me/auth/magic', {
     token: caller.access_token,
     body: { redirect_url: 'https://app.example.com/done', expiration: '30m' },

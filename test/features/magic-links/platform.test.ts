@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
-import { linkPath, meProbe, profileOf, refreshWith, requestLink, setUserState, signInByLink } from '../../helpers/sign-in.js';
+import { linkPath, meProbe, profileOf, refreshWith, registerRedirects, requestLink, setUserState, signInByLink } from '../../helpers/sign-in.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { manualClock } from '../../../src/lib/clock.js';
 import { userLock } from '../../../src/features/users/directory.js';
@@ -114,6 +114,7 @@ t.test('a phone link verifies the phone number; user_id names (or creates) the u
 
 t.test('302 to redirect_url with the tokens in the fragment; JSON when asked for', async (t) => {
   const server = await startServer(t);
+  await registerRedirects(server, { redirect_uris: ['https://app.example.com/welcome?x=1'] });
   const make = async () =>
     (await requestLink(server, 'ada@example.com', { redirect_url: 'https://app.example.com/welcome?x=1#old' })).body;
   const browser = await make();
@@ -270,6 +271,7 @@ t.test('data is checked against the schema as it is in the turn that makes the u
 
 t.test('a link checker\'s HEAD spends nothing (405); parameters a mail tool appends are ignored', async (t) => {
   const server = await startServer(t);
+  await registerRedirects(server, { allowed_origins: ['https://app.example'] });
   const made = await requestLink(server, 'scan@example.com', { redirect_url: 'https://app.example/in' });
   t.equal(made.status, 200);
   const head = await fetch(`${server.url}${linkPath(made.body.link)}`, { method: 'HEAD', redirect: 'manual' });
