@@ -119,6 +119,11 @@ export function loadConfig(env: Env): Config {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.output;
+  // Links and the token issuer are built from the public URL before the service listens, and the
+  // default one would name port 0, which reaches nothing.
+  if (e.PORT === 0 && e.SVC_PUBLIC_URL === undefined) {
+    throw new ConfigError('Invalid configuration:\n  SVC_PUBLIC_URL: is required when PORT is 0 (any free port): links and tokens name it, and http://localhost:0 reaches nothing');
+  }
   const brand = e.SVC_BRAND;
   return Object.freeze({
     port: e.PORT,

@@ -19,6 +19,15 @@ t.test('defaults (ADDENDUM §9) and the names derived from the brand (§0)', asy
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty variable counts as unset');
 });
 
+t.test('PORT 0 (any free port) needs SVC_PUBLIC_URL: the default would name port 0', async (t) => {
+  for (const env of [{ PORT: '0' }, { PORT: '0', SVC_PUBLIC_URL: '' }]) {
+    const error = errorOf(() => loadConfig(env));
+    t.ok(error instanceof ConfigError, JSON.stringify(env));
+    t.match((error as Error).message, /SVC_PUBLIC_URL: is required when PORT is 0/);
+  }
+  t.equal(loadConfig({ PORT: '0', SVC_PUBLIC_URL: 'https://id.example' }).publicUrl, 'https://id.example');
+});
+
 function errorOf(fn: () => unknown): unknown {
   try {
     fn();

@@ -31,7 +31,8 @@ export type LogEntry = Record<string, any>;
 /** Environment for a child: the caller's, minus what would make it load tap's TypeScript hooks. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { NODE_OPTIONS: _ignored, ...inherited } = process.env;
-  return { ...inherited, ...env };
+  // A server on PORT 0 needs one; its links are redeemed by their path.
+  return { ...inherited, SVC_PUBLIC_URL: 'http://svc.test', ...env };
 }
 
 const logEntries = (text: string): LogEntry[] =>

@@ -71,6 +71,8 @@ export async function startServer(
     SVC_RATE_LIMIT_USER_WRITES: '0',
     SVC_RATE_LIMIT_HUB_IP: '0',
     SVC_RATE_LIMIT_ADMIN_FAILURES: '0',
+    // PORT 0 needs one; links are redeemed here by their path.
+    SVC_PUBLIC_URL: 'http://svc.test',
     ...options.env,
     SVC_DATA_DIR: dataDir,
     PORT: '0',

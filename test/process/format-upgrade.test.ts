@@ -54,7 +54,7 @@ t.test('an upgrade that fails stops the start with its reason, and the data dir 
 async function serverUpgrading(t: Test, dataDir: string) {
   const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
   const server = spawn(process.execPath, [join(await compiledService(), 'src', 'main.js')], {
-    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
+    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_PUBLIC_URL: 'http://svc.test', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => server.kill('SIGKILL'));
@@ -114,7 +114,7 @@ t.test('an upgrade that finds the disk full stops the start, and the data dir ke
   const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
   const main = join(await compiledService(), 'src', 'main.js');
   const start = spawn('/bin/sh', ['-c', `ulimit -f ${limitBlocks} && exec "$0" "$1"`, process.execPath, main], {
-    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir },
+    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_PUBLIC_URL: 'http://svc.test', SVC_DATA_DIR: dataDir },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   t.teardown(() => start.kill('SIGKILL'));

@@ -42,6 +42,15 @@ t.test('a bad configuration value stops the start with a clear message', async (
   t.equal(result.stdout, '', 'nothing was started or printed');
 });
 
+t.test('PORT 0 without SVC_PUBLIC_URL stops the start: links and tokens would name http://localhost:0', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  const result = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0', SVC_PUBLIC_URL: '' } });
+  t.equal(result.code, 1);
+  t.match(result.stderr, /Invalid configuration:\n\s+SVC_PUBLIC_URL: is required when PORT is 0 \(any free port\)/);
+  t.equal(result.stdout, '', 'nothing was started or printed');
+  t.notOk(existsSync(dataDir), 'no data dir was made');
+});
+
 t.test('a data file cut short stops the start, the commands and verify with a message, not a SIGBUS', async (t) => {
   const dir = t.testdir();
   const dataDir = join(dir, 'data');

@@ -78,7 +78,7 @@ t.test('a claim naming the starting process itself is a leftover: a container\'s
   const main = join(await compiledService(), 'src', 'main.js');
   // The shell writes its own PID as the claim, then becomes the server under that same PID.
   const child = spawn('/bin/sh', ['-c', 'mkdir -p "$1" && echo $$ > "$1/server.pid" && exec "$0" "$2"', process.execPath, dataDir, main], {
-    env: { ...process.env, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
+    env: { ...process.env, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', SVC_PUBLIC_URL: 'http://svc.test', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => child.kill('SIGKILL'));
