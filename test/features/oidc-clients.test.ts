@@ -189,6 +189,8 @@ t.test('invalid bodies answer 400 E_VALIDATION naming each bad field and change 
     ['show logos not a boolean', { name: 'a', config: { hub_show_logos: 'true' } }, ['config.hub_show_logos']],
     ['pkce not a boolean', { name: 'a', config: { is_pkce_supported: 1 } }, ['config.is_pkce_supported']],
     ['known key null where no value is no default', { name: 'a', config: { hub_show_logos: null } }, ['config.hub_show_logos']],
+    ['other keys past 16 KiB as JSON', { name: 'a', config: { notes: 'n'.repeat(16 * 1024) } }, ['config']],
+    ['other keys past 16 KiB as many small keys', { name: 'a', config: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, i])) }, ['config']],
     [
       'several at once',
       { description: 1, config: { redirect_uris: ['x'], hub_dark_mode: 'x', is_pkce_supported: 'yes' } },
@@ -213,6 +215,21 @@ t.test('invalid bodies answer 400 E_VALIDATION naming each bad field and change 
   const list = await server.request('GET', path, { app: server.app });
   t.equal(list.body.total_results, 0, 'no refused create left anything behind');
   t.same(list.body.results, []);
+});
+
+t.test('config keys SPEC does not name hold at most 16 KiB of JSON; the fields it names do not count', async (t) => {
+  const server = await startServer(t);
+  const notes = (bytes: number) => 'n'.repeat(bytes - JSON.stringify({ notes: '' }).length);
+  const urls = Array.from({ length: 100 }, (_, i) => `https://app.example/${i}${'u'.repeat(2000)}`);
+  const client = await createClient(server, { name: 'Web', config: { notes: notes(16 * 1024), redirect_uris: urls, hub_title: 'Hub' } });
+  t.equal(client.config.notes.length, 16 * 1024 - 12, 'exactly 16 KiB is kept, beside 200 KB of redirect URIs');
+
+  const path = `${clientsPath(server.app)}/${client.id}`;
+  const before = await server.request('GET', path, { app: server.app });
+  const over = await server.request('PUT', path, { app: server.app, body: { config: { notes: notes(16 * 1024 + 1) } } });
+  expectError(t, over, 400, 'E_VALIDATION');
+  t.same(over.body.field_errors, { config: ['keys SPEC does not name may hold at most 16384 bytes as JSON'] });
+  t.strictSame((await server.request('GET', path, { app: server.app })).body, before.body, 'the refused PUT changed nothing');
 });
 
 t.test('allowed_origins takes only origins as browsers send them: any other URL is 400 on its item and stores nothing', async (t) => {
@@ -559,19 +576,20 @@ t.test('paging walks every client once in both orders with an exact total', asyn
 t.test('a page past 32 MiB of clients answers 400 on page_size, never a page built whole in memory', async (t) => {
   const server = await startServer(t);
   const base = clientsPath(server.app);
-  // 33 clients near the 1 MiB body cap (their config's own keys are kept as given): 34 MB, past LIST_BYTES_LIMIT.
-  const config = { notes: 'n'.repeat(1_040_000) };
-  for (let i = 0; i < 33; i++) await createClient(server, { name: `big ${i}`, config });
-  for (const query of ['', '?page_size=33', '?page_size=1000&sort=desc']) {
+  // 80 clients near the largest config: two lists of 100 URLs of 2048 characters and 16 KiB of other keys, 34 MB, past LIST_BYTES_LIMIT.
+  const urls = Array.from({ length: 100 }, (_, i) => `https://app.example/${String(i).padStart(3, '0')}${'u'.repeat(2025)}`);
+  const config = { redirect_uris: urls, post_logout_uris: urls, notes: 'n'.repeat(16_000) };
+  for (let i = 0; i < 80; i++) await createClient(server, { name: `big ${i}`, config });
+  for (const query of ['', '?page_size=80', '?page_size=1000&sort=desc']) {
     const res = await server.request('GET', `${base}${query}`, { app: server.app });
     expectError(t, res, 400, 'E_VALIDATION');
     t.strictSame(Object.keys(res.body.field_errors), ['page_size'], `${query}: ask for fewer`);
   }
   const fewer = await server.request('GET', `${base}?page_size=16`, { app: server.app });
   t.equal(fewer.status, 200);
-  t.equal(fewer.body.total_results, 33);
+  t.equal(fewer.body.total_results, 80);
   t.equal(fewer.body.results.length, 16);
-  t.equal(fewer.body.results[0].config.notes, config.notes);
+  t.same(fewer.body.results[0].config.redirect_uris, urls);
 });
 
 t.test('malformed or out-of-range paging parameters answer 400, never a clamped page', async (t) => {

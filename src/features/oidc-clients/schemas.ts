@@ -43,23 +43,37 @@ const Scope = v.pipe(
   v.regex(SCOPE_TOKEN, 'must be a scope token: 1 to 128 printable characters without spaces, quotes or backslashes'),
 );
 
-/** SPEC "OIDC `config` fields" with ADDENDUM §6; any other key is kept as given. */
+/** SPEC "OIDC `config` fields" with ADDENDUM §6. */
+const KnownConfigFields = v.looseObject(
+  {
+    allowed_origins: v.optional(listOf(Origin, 'origins')),
+    redirect_uris: v.optional(listOf(RedirectUri, 'URLs')),
+    post_logout_uris: v.optional(listOf(HttpUrl, 'URLs')),
+    logo_uri: v.optional(v.nullable(HttpUrl)),
+    logo_dark_mode_uri: v.optional(v.nullable(HttpUrl)),
+    allowed_scopes: v.optional(listOf(Scope, 'scopes'), () => [...DEFAULT_SCOPES]),
+    hub_title: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters')))),
+    hub_dark_mode: v.optional(v.picklist(HUB_DARK_MODES, `must be one of ${HUB_DARK_MODES.join(', ')}`)),
+    hub_show_logos: v.optional(v.boolean('must be true or false')),
+    is_pkce_supported: v.optional(v.boolean('must be true or false')),
+  },
+  keyMessage,
+);
+
+/**
+ * Keys SPEC does not name are kept as given, up to this much JSON (as much as a group's `meta`): a
+ * client is decoded whole on every read, and 1 MiB of small keys took a quarter of a second to decode.
+ */
+const OTHER_CONFIG_LIMIT = 16 * 1024;
+
+const otherKeysFit = (config: v.InferOutput<typeof KnownConfigFields>) => {
+  const others = Object.entries(config).filter(([key]) => !Object.hasOwn(KnownConfigFields.entries, key));
+  return Buffer.byteLength(JSON.stringify(Object.fromEntries(others))) <= OTHER_CONFIG_LIMIT;
+};
+
+/** `config`: the fields SPEC names, checked, and any other key kept as given. */
 export const OidcConfigSchema = jsonRecord(
-  v.looseObject(
-    {
-      allowed_origins: v.optional(listOf(Origin, 'origins')),
-      redirect_uris: v.optional(listOf(RedirectUri, 'URLs')),
-      post_logout_uris: v.optional(listOf(HttpUrl, 'URLs')),
-      logo_uri: v.optional(v.nullable(HttpUrl)),
-      logo_dark_mode_uri: v.optional(v.nullable(HttpUrl)),
-      allowed_scopes: v.optional(listOf(Scope, 'scopes'), () => [...DEFAULT_SCOPES]),
-      hub_title: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters')))),
-      hub_dark_mode: v.optional(v.picklist(HUB_DARK_MODES, `must be one of ${HUB_DARK_MODES.join(', ')}`)),
-      hub_show_logos: v.optional(v.boolean('must be true or false')),
-      is_pkce_supported: v.optional(v.boolean('must be true or false')),
-    },
-    keyMessage,
-  ),
+  v.pipe(KnownConfigFields, v.check(otherKeysFit, `keys SPEC does not name may hold at most ${OTHER_CONFIG_LIMIT} bytes as JSON`)),
   'must be an object',
 );
 
