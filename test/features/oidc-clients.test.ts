@@ -505,6 +505,27 @@ t.test('a client holds at most 10 credentials, expired ones included: the 11th i
   t.equal((await server.request('POST', `${clientsPath(server.app)}/${sibling.id}/credentials`, { app: server.app })).status, 200);
 });
 
+t.test('an application holds at most 100 clients: creates past it are 400 and change nothing, concurrent ones included', async (t) => {
+  const server = await startServer(t);
+  const base = clientsPath(server.app);
+  const ids: string[] = [];
+  for (let i = 0; i < 97; i++) ids.push((await createClient(server, { name: `c${i}` })).id);
+  const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => server.request('POST', base, { app: server.app, body: { name: `r${i}` } })));
+  t.same(racing.map((r) => r.status).sort(), [200, 200, 200, 400, 400, 400], 'three of six concurrent creates take the last places');
+  const refused = racing.find((r) => r.status === 400)!;
+  expectError(t, refused, 400, 'E_VALIDATION');
+  t.equal(refused.body.message, 'An application holds at most 100 OIDC clients: delete one before adding another');
+  const full = await server.request('GET', `${base}?page_size=1000`, { app: server.app });
+  t.equal(full.body.total_results, 100);
+  t.equal(full.body.results.length, 100, 'no refused create left a client behind');
+  expectError(t, await server.request('POST', base, { app: server.app, body: { name: 'one more' } }), 400, 'E_VALIDATION');
+
+  const other = await otherApp(server);
+  t.ok(await createClient(server, { name: 'theirs' }, other), 'the cap is per application');
+  t.equal((await server.request('DELETE', `${base}/${ids[0]}`, { app: server.app })).status, 204);
+  t.equal((await server.request('POST', base, { app: server.app, body: { name: 'one more' } })).status, 200, 'deleting one makes room');
+});
+
 t.test('an expired credential is reported as expired', async (t) => {
   const clock = manualClock(START);
   const server = await startServer(t, { clock });

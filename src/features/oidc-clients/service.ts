@@ -1,4 +1,4 @@
-import { notFound, validationError } from '../../lib/errors.js';
+import { ApiError, notFound, validationError } from '../../lib/errors.js';
 import { isoDate } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
@@ -37,9 +37,14 @@ interface Revealed {
 
 export const clientCount = (appId: string): Key => ['oidc_clients', appId];
 
+/** A client per front end, with room to spare: a magic link's redirect check reads every client of its app. */
+export const MAX_CLIENTS_PER_APP = 100;
+
 /** Enough for rotation with room to spare; expired credentials count, as they stay listed until deleted. */
 export const MAX_CREDENTIALS_PER_CLIENT = 10;
 const clientLock = (appId: string, clientId: string) => `oidc_client:${appId}\u0000${clientId}`;
+/** Held by every create of the app: two of them cannot both take the last place under the cap. */
+const clientCreationLock = (appId: string) => `oidc_clients:${appId}`;
 
 /**
  * OIDC client registrations of an application: plain records keyed `[appId, clientId]` (so an app can
@@ -72,7 +77,10 @@ export class OidcClientService {
   /** A new client with one generated credential, whose secret this answer shows in clear. */
   create(appId: string, body: ClientBody): Promise<OidcClient> {
     const id = newId('oidc_client');
-    return this.deps.runtime.run([clientLock(appId, id)], (turn) => {
+    return this.deps.runtime.run([clientCreationLock(appId), clientLock(appId, id)], (turn) => {
+      if (this.deps.runtime.counter(clientCount(appId)) >= MAX_CLIENTS_PER_APP) {
+        throw new ApiError(400, 'E_VALIDATION', `An application holds at most ${MAX_CLIENTS_PER_APP} OIDC clients: delete one before adding another`);
+      }
       const at = isoDate(turn.now);
       const client: StoredClient = { id, app_id: appId, ...body, created_at: at, updated_at: at };
       turn.put(this.clients, [appId, id], client);
