@@ -15,10 +15,19 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/;
 /** Messages for an object's key issues (its type is checked by `jsonObject` before). */
 const keyMessage = (issue: v.BaseIssue<unknown>) => (issue.expected === 'never' ? 'is not a known field' : 'is required');
 
+/** `https://app.example@evil.example/` goes to evil.example, and a password would be shown to every reader of the client. */
+function withoutUserinfo(value: string): boolean {
+  // What is no URL at all has its own message.
+  if (!URL.canParse(value)) return true;
+  const { username, password } = new URL(value);
+  return username === '' && password === '';
+}
+
 const HttpUrl = v.pipe(
   v.string('must be a URL string'),
   v.maxLength(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
   v.check(isAbsoluteHttpUrl, 'must be an absolute http(s) URL'),
+  v.check(withoutUserinfo, 'must not hold a user name or password (user@host)'),
 );
 
 const RedirectUri = v.pipe(
@@ -52,7 +61,7 @@ const KnownConfigFields = v.looseObject(
     logo_uri: v.optional(v.nullable(HttpUrl)),
     logo_dark_mode_uri: v.optional(v.nullable(HttpUrl)),
     allowed_scopes: v.optional(listOf(Scope, 'scopes'), () => [...DEFAULT_SCOPES]),
-    hub_title: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters')))),
+    hub_title: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters'), NO_CONTROL_CHARACTERS))),
     hub_dark_mode: v.optional(v.picklist(HUB_DARK_MODES, `must be one of ${HUB_DARK_MODES.join(', ')}`)),
     hub_show_logos: v.optional(v.boolean('must be true or false')),
     is_pkce_supported: v.optional(v.boolean('must be true or false')),
