@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { loadConfig, ConfigError, type Config } from './config.js';
 import { openServices, closeServices } from './services.js';
+import type { Deps } from './deps.js';
 import { createApp } from './app.js';
 import { ensureDefaultApplication } from './features/applications/bootstrap.js';
 import { isUnobservedCommitFailure, OWNER_ONLY_DIR } from './storage/store.js';
@@ -10,13 +11,35 @@ import { upgradeFormatApart } from './format-upgrade.js';
 import { createLogger } from './lib/logger.js';
 import { StopRequests } from './stop-requests.js';
 
-/** Opens the data dir (moved to this build's format first, apart) and listens. */
+/**
+ * Opens the data dir (moved to this build's format first, apart), listens, and makes the default
+ * application on a first start. A step that fails closes what the earlier ones opened.
+ */
 async function start(config: Config, stops: StopRequests) {
   await upgradeFormatApart(config.dataDir, createLogger(config.logLevel), stops);
   const deps = await openServices(config);
   const server = createApp(deps);
-  const port = await server.listen(config.host, config.port);
-  return { deps, server, port };
+  try {
+    const port = await server.listen(config.host, config.port);
+    // Only once listening: a start that fails on its port must not use up the one showing of the secret.
+    const created = await ensureDefaultApplication(deps.apps);
+    return { deps, server, port, created };
+  } catch (error) {
+    server.close();
+    await closeDataDir(deps);
+    throw error;
+  }
+}
+
+/**
+ * After a failed commit (a full disk) lmdb-js never settles closing the data dir, and the process
+ * would end on its own, its claim left behind: then it is not waited for. Every answered write is on
+ * disk already. Raced with lmdb-js's note of the failure, which a start that failed on it hears only
+ * after it has begun closing.
+ */
+async function closeDataDir(deps: Deps): Promise<void> {
+  const closed = await Promise.race([closeServices(deps).then(() => true), commitFailure.then(() => false)]);
+  if (!closed) deps.logger.warn('not waiting for the data dir to close: a commit failed (is the disk full?)');
 }
 
 async function main(): Promise<void> {
@@ -25,13 +48,11 @@ async function main(): Promise<void> {
   const stops = new StopRequests();
   mkdirSync(config.dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
   const release = claimDataDir(config.dataDir);
-  const { deps, server, port } = await start(config, stops).catch((error: unknown) => {
+  const { deps, server, port, created } = await start(config, stops).catch((error: unknown) => {
     // A start that failed leaves no claim behind: the next one must not find the dir "served".
     release();
     throw error;
   });
-  // Only once listening: a start that fails on its port must not use up the one showing of the secret.
-  const created = await ensureDefaultApplication(deps.apps);
   if (created) {
     // Printed once, to the terminal only: the secret is never logged or stored in clear.
     process.stdout.write(
@@ -54,25 +75,19 @@ async function main(): Promise<void> {
     const unanswered = await server.drain(config.shutdownGraceMs);
     if (unanswered > 0) deps.logger.warn({ unanswered }, 'shutdown grace period over: closing connections with requests in flight');
     server.close();
-    const closing = closeServices(deps);
-    // After a failed commit (a full disk) lmdb-js never settles closing the data dir, and the process
-    // would end on its own, its claim left behind. Every answered write is on disk already.
-    if (!commitFailed) await closing;
-    else deps.logger.warn('stopping without waiting for the data dir to close: a commit failed (is the disk full?)');
+    await closeDataDir(deps);
     release();
     process.exit(0);
   };
   stops.onStop((signal) => void stop(signal));
 }
 
-/** Whether a commit failed since the start (its write answered 503). */
-let commitFailed = false;
+let commitFailed!: () => void;
+/** Settles once a commit has failed since the start (its write answered 503). */
+const commitFailure = new Promise<void>((resolve) => (commitFailed = resolve));
 
 process.on('unhandledRejection', (reason) => {
-  if (isUnobservedCommitFailure(reason)) {
-    commitFailed = true;
-    return;
-  }
+  if (isUnobservedCommitFailure(reason)) return commitFailed();
   // Anything else ends the process, as it would without this listener.
   throw reason;
 });

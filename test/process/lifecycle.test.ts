@@ -1,8 +1,10 @@
 import t from 'tap';
 import { request as httpRequest } from 'node:http';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
+import { loadConfig } from '../../src/config.js';
+import { openServices, closeServices } from '../../src/services.js';
 
 const ADMIN_TOKEN = 'lifecycle-admin-token-0123';
 
@@ -49,6 +51,22 @@ t.test('PORT 0 without SVC_PUBLIC_URL stops the start: links and tokens would na
   t.match(result.stderr, /Invalid configuration:\n\s+SVC_PUBLIC_URL: is required when PORT is 0 \(any free port\)/);
   t.equal(result.stdout, '', 'nothing was started or printed');
   t.notOk(existsSync(dataDir), 'no data dir was made');
+});
+
+t.test('a start that fails once listening (the default application finds the disk full) exits 1 and leaves no claim', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  // All a start makes before it listens (format, pepper, signing key): only the default application is left to write.
+  await closeServices(await openServices(loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'silent' })));
+  // Not on a page boundary: a write crosses the limit and fails (one starting at it would be ended by SIGXFSZ).
+  const fileSizeLimitKiB = statSync(join(dataDir, 'data.mdb')).size / 1024 + 2;
+  const failed = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' }, fileSizeLimitKiB });
+  t.same([failed.code, failed.signal], [1, null], 'not 0: a start that waited for the data dir to close ended as if done');
+  t.match(failed.stderr, /^Cannot start: The change could not be stored; try again$/m);
+  t.notMatch(failed.stdout, /app secret|"listening"/, 'no secret shown, and never said to listen');
+  t.notOk(existsSync(join(dataDir, 'server.pid')), 'the failed start left no claim');
+
+  const next = await startChildServer(t, { dataDir });
+  t.ok(next.defaultApp, 'the next start is not refused, and makes and shows the default application');
 });
 
 t.test('a data file cut short stops the start, the commands and verify with a message, not a SIGBUS', async (t) => {
