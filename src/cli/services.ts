@@ -3,10 +3,11 @@ import type { Deps } from '../deps.js';
 import { openServices, closeServices } from '../services.js';
 import { createLogger } from '../lib/logger.js';
 import pino from 'pino';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FORMAT_VERSION, formatBehind } from '../storage/migrations.js';
-import { servingProcess } from '../storage/server-claim.js';
+import { DataDirInUse, markWriter, servingProcess } from '../storage/server-claim.js';
+import { OWNER_ONLY_DIR } from '../storage/store.js';
 import { CommandError } from './command.js';
 
 /**
@@ -23,13 +24,32 @@ export async function withServices<T>(
   if (!options.create && !existsSync(join(config.dataDir, 'data.mdb'))) {
     throw new CommandError(`${config.dataDir} holds no data (check SVC_DATA_DIR)`);
   }
-  if (!options.readOnly) await refuseMovingServedFormat(config.dataDir);
-  const logger = createLogger(config.logLevel, pino.destination(2));
-  const deps = await openServices(config, { logger, readOnly: options.readOnly });
+  const releaseMark = options.readOnly ? undefined : markWriting(config.dataDir);
   try {
-    return await work(deps);
+    if (!options.readOnly) await refuseMovingServedFormat(config.dataDir);
+    const logger = createLogger(config.logLevel, pino.destination(2));
+    const deps = await openServices(config, { logger, readOnly: options.readOnly });
+    try {
+      return await work(deps);
+    } finally {
+      await closeServices(deps);
+    }
   } finally {
-    await closeServices(deps);
+    releaseMark?.();
+  }
+}
+
+/**
+ * Every command but `verify` may write (opening the services migrates, makes the pepper and a signing
+ * key): a restore under it would replace the data file it writes to, so it is refused while one runs.
+ */
+function markWriting(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
+  try {
+    return markWriter(dataDir);
+  } catch (error) {
+    if (error instanceof DataDirInUse) throw new CommandError(error.message);
+    throw error;
   }
 }
 

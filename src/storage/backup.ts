@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { isWholeLmdbFile, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
-import { CLAIM_FILE, claimDataDir, DataDirInUse, removeLeftovers, servingProcess } from './server-claim.js';
+import { CLAIM_FILE, claimDataDir, DataDirInUse, removeLeftovers, writingProcess } from './server-claim.js';
 
 /** The file LMDB keeps an environment's data in, inside the data dir. */
 const DATA_FILE = 'data.mdb';
@@ -59,19 +59,19 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
 export async function restoreDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
   const source = await stat(file).catch(() => undefined);
   if (!source?.isFile() || !isWholeLmdbFile(file)) throw new BackupError(`${file} is not a whole LMDB backup file (cut short, or not LMDB at all)`);
-  const server = servingProcess(dataDir);
-  if (server !== undefined) throw new BackupError(`${dataDir} is served by process ${server}; stop the server first`);
-  if (!options.force && (await dataEntries(dataDir)).length > 0) {
-    throw new BackupError(`${dataDir} is not empty; pass --force to replace its data (stop the server first)`);
-  }
   await mkdir(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
-  // Claimed as a server claims it, for as long as the copy takes: a server started meanwhile would open
-  // the data file this restore then replaces, and its acknowledged writes would go to the old one.
+  // Claimed as a server claims it, for the whole restore: a server started meanwhile would open the data
+  // file this restore then replaces, and its acknowledged writes would go to the old one. A CLI command
+  // that writes is refused likewise (`markWriter`); one already writing refuses the restore.
   const release = claimOrRefuse(dataDir);
   // Named after this process: a start that finds it left by a killed restore removes it (server-claim.ts).
   const staging = join(dataDir, `.restore-${process.pid}`);
-  await rm(staging, { recursive: true, force: true });
   try {
+    const writer = writingProcess(dataDir);
+    if (writer !== undefined) throw new BackupError(`${dataDir} is being written by process ${writer} (a CLI command); try again once it is done`);
+    if (!options.force && (await dataEntries(dataDir)).length > 0) {
+      throw new BackupError(`${dataDir} is not empty; pass --force to replace its data (stop the server first)`);
+    }
     await mkdir(staging, { recursive: true });
     await copyFile(file, join(staging, DATA_FILE));
     ownerOnlyFile(join(staging, DATA_FILE));
@@ -86,10 +86,10 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   }
 }
 
-/** `claimDataDir`, refusing as a restore does when a server (started since the check) holds the dir. */
+/** `claimDataDir` for a restore, refusing as a restore does when a server or another restore holds the dir. */
 function claimOrRefuse(dataDir: string): () => void {
   try {
-    return claimDataDir(dataDir);
+    return claimDataDir(dataDir, 'restore');
   } catch (error) {
     if (error instanceof DataDirInUse) throw new BackupError(error.message);
     throw error;
@@ -110,9 +110,9 @@ async function syncToDisk(path: string): Promise<void> {
 }
 
 /**
- * Entries of a data dir other than dotfiles (a checkout's `data/.gitkeep`) and its claim, which no live
- * process holds once `servingProcess` found none: a restore or a server start killed before it wrote
- * any data leaves one. None when the dir is absent.
+ * Entries of a data dir other than dotfiles (a checkout's `data/.gitkeep`) and its claim, the restore's
+ * own (it took over one a restore or a server start killed before it wrote any data leaves). None when
+ * the dir is absent.
  */
 async function dataEntries(dataDir: string): Promise<string[]> {
   const names = await readdir(dataDir).catch(() => [] as string[]);

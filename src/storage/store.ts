@@ -168,7 +168,7 @@ function scratchDatabases() {
 }
 
 export const OWNER_ONLY_DIR = 0o700;
-const OWNER_ONLY_FILE = 0o600;
+export const OWNER_ONLY_FILE = 0o600;
 
 /**
  * The data dir, and the files in it, readable by their owner alone: they hold the pepper and the

@@ -1,0 +1,107 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { compiledService } from '../helpers/build.js';
+import { runCli, runEntry } from '../helpers/child.js';
+
+/** Names of the applications a data dir holds, read by the CLI. */
+const appNames = async (dataDir: string) =>
+  JSON.parse((await runCli(['app', 'list'], { dataDir })).stdout).map((app: { name: string }) => app.name);
+
+/** A data dir holding application `name`, and a backup file of one holding 'Backed up'. */
+async function dataDirAndBackup(dir: string, name: string) {
+  const backedUp = join(dir, 'backed-up');
+  await runCli(['app', 'create', '--name', 'Backed up'], { dataDir: backedUp });
+  const backup = join(dir, 'backup.mdb');
+  await runCli(['backup', backup], { dataDir: backedUp });
+  const dataDir = join(dir, 'data');
+  await runCli(['app', 'create', '--name', name], { dataDir });
+  return { dataDir, backup };
+}
+
+/**
+ * Runs `node <args>` on `dataDir`, which holds still once it prints `paused` (until SIGUSR2); resolves
+ * with the child once it does, and its exit code promise.
+ */
+async function pausedChild(t: { teardown(fn: () => unknown): void }, args: string[], dataDir: string) {
+  const child = spawn(process.execPath, args, { env: { ...process.env, NODE_OPTIONS: '', SVC_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => child.kill('SIGKILL'));
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', () => output.includes('paused') && resolve());
+    exited.then((code) => reject(new Error(`exited ${code} before pausing: ${output}`)));
+  });
+  const resume = async () => {
+    child.kill('SIGUSR2');
+    return { code: await exited, output };
+  };
+  return { pid: child.pid!, resume };
+}
+
+/** Holds the caller until SIGUSR2, saying `paused` first (a timer keeps the process alive meanwhile). */
+const PAUSE =
+  "{ process.stdout.write('paused\\n'); const alive = setInterval(() => {}, 60_000); " +
+  "await new Promise((resolve) => process.once('SIGUSR2', resolve)); clearInterval(alive); }";
+
+t.test('a command that would write is refused while a restore runs: its write would be lost to the restored data file', async (t) => {
+  const dir = t.testdir();
+  const { dataDir, backup } = await dataDirAndBackup(dir, 'Replaced');
+  // The real CLI's restore, held once its copy is made, before it renames it into place.
+  const holdAfterCopy = join(dir, 'hold-after-copy.mjs');
+  writeFileSync(
+    holdAfterCopy,
+    [
+      "import fs from 'node:fs';",
+      "import { syncBuiltinESMExports } from 'node:module';",
+      'const { copyFile } = fs.promises;',
+      `fs.promises.copyFile = async (...args) => { await copyFile(...args); ${PAUSE} };`,
+      'syncBuiltinESMExports();',
+    ].join('\n'),
+  );
+  const cli = join(await compiledService(), 'src', 'cli.js');
+  const restore = await pausedChild(t, ['--import', holdAfterCopy, cli, 'restore', backup, '--force'], dataDir);
+
+  for (const args of [['app', 'create', '--name', 'Lost'], ['keys', 'rotate'], ['app', 'list']]) {
+    const refused = await runCli(args, { dataDir });
+    t.equal(refused.code, 1, args.join(' '));
+    t.match(refused.stderr, new RegExp(`^error: ${dataDir} is being restored by process ${restore.pid}; try again once it is done$`, 'm'));
+    t.equal(refused.stdout, '');
+  }
+  const start = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' } });
+  t.equal(start.code, 1, 'a server start is refused too');
+  t.match(start.stderr, /is being restored by process/);
+
+  const restored = await restore.resume();
+  t.equal(restored.code, 0, restored.output);
+  t.same(await appNames(dataDir), ['Backed up'], 'the data is the backup\'s');
+  t.same(readdirSync(dataDir).filter((name) => name.startsWith('.')), [], 'no mark is left');
+  t.equal((await runCli(['app', 'create', '--name', 'After'], { dataDir })).code, 0, 'once restored, commands write again');
+});
+
+t.test('a restore is refused while a command writes: the write would be lost to the restored data file', async (t) => {
+  const dir = t.testdir();
+  const { dataDir, backup } = await dataDirAndBackup(dir, 'Kept');
+  const build = await compiledService();
+  // A command between opening the data dir and writing to it.
+  const writer = [
+    `const { withServices } = await import(${JSON.stringify(join(build, 'src', 'cli', 'services.js'))});`,
+    `const { loadConfig } = await import(${JSON.stringify(join(build, 'src', 'config.js'))});`,
+    `await withServices(loadConfig(process.env), async (deps) => { ${PAUSE} await deps.apps.create('Written'); });`,
+  ].join('\n');
+  const writing = await pausedChild(t, ['--input-type=module', '-e', writer], dataDir);
+
+  const refused = await runCli(['restore', backup, '--force'], { dataDir });
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, new RegExp(`^error: ${dataDir} is being written by process ${writing.pid} \\(a CLI command\\); try again once it is done$`, 'm'));
+
+  const written = await writing.resume();
+  t.equal(written.code, 0, written.output);
+  t.same(await appNames(dataDir), ['Kept', 'Written'], 'the refused restore changed nothing, and the write is kept');
+  const again = await runCli(['restore', backup, '--force'], { dataDir });
+  t.equal(again.code, 0, `once the command is done, the restore runs: ${again.stderr}`);
+  t.same(await appNames(dataDir), ['Backed up']);
+});
