@@ -3,11 +3,10 @@ import type { Deps } from '../deps.js';
 import { openServices, closeServices } from '../services.js';
 import { createLogger } from '../lib/logger.js';
 import pino from 'pino';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { FORMAT_VERSION, formatBehind } from '../storage/migrations.js';
 import { DataDirInUse, markWriter, servingProcess } from '../storage/server-claim.js';
-import { OWNER_ONLY_DIR } from '../storage/store.js';
+import { holdsData, OWNER_ONLY_DIR } from '../storage/store.js';
 import { CommandError } from './command.js';
 
 /**
@@ -21,7 +20,7 @@ export async function withServices<T>(
   work: (deps: Deps) => Promise<T> | T,
   options: { create?: boolean; readOnly?: boolean } = {},
 ): Promise<T> {
-  if (!options.create && !existsSync(join(config.dataDir, 'data.mdb'))) {
+  if (!options.create && !holdsData(config.dataDir)) {
     throw new CommandError(`${config.dataDir} holds no data (check SVC_DATA_DIR)`);
   }
   const releaseMark = options.readOnly ? undefined : markWriting(config.dataDir);

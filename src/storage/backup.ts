@@ -1,17 +1,13 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { isWholeLmdbFile, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
+import { DATA_FILE, holdsData, isWholeLmdbFile, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
 import { CLAIM_FILE, claimDataDir, DataDirInUse, removeLeftovers, writingProcess } from './server-claim.js';
 
-/** The file LMDB keeps an environment's data in, inside the data dir. */
-const DATA_FILE = 'data.mdb';
 const LOCK_FILE = 'lock.mdb';
 
 export class BackupError extends Error {}
-
-const holdsData = (dataDir: string) => existsSync(join(dataDir, DATA_FILE));
 
 /** A backup's staging directory beside its file, named after the process that makes it. */
 const BACKUP_STAGING = /^\.backup-(\d+)-/;
@@ -110,13 +106,15 @@ async function syncToDisk(path: string): Promise<void> {
 }
 
 /**
- * Entries of a data dir other than dotfiles (a checkout's `data/.gitkeep`) and its claim, the restore's
- * own (it took over one a restore or a server start killed before it wrote any data leaves). None when
- * the dir is absent.
+ * Entries of a data dir that hold data: not dotfiles (a checkout's `data/.gitkeep`), its claim (the
+ * restore's own: it took over one a restore or a server start killed before it wrote any data leaves),
+ * LMDB's lock file, nor an empty data file (`holdsData`: a first start killed before LMDB wrote it
+ * leaves one, beside a lock file). None when the dir is absent.
  */
 async function dataEntries(dataDir: string): Promise<string[]> {
   const names = await readdir(dataDir).catch(() => [] as string[]);
-  return names.filter((name) => !name.startsWith('.') && name !== CLAIM_FILE);
+  const noData = new Set([CLAIM_FILE, LOCK_FILE, ...(holdsData(dataDir) ? [] : [DATA_FILE])]);
+  return names.filter((name) => !name.startsWith('.') && !noData.has(name));
 }
 
 async function checkBackup(dir: string, file: string): Promise<void> {

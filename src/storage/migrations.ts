@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { openStore, type Store } from './store.js';
+import { holdsData, openStore, type Store } from './store.js';
 import { DataDirNotReady } from './not-ready.js';
 
 /** The stored data's format; bump it and add a step to `src/format-steps.ts` when the layout changes. */
@@ -19,7 +17,7 @@ export function storedFormatVersion(store: Store): number | undefined {
 
 /** The format of `dataDir` when it is older than this build's; undefined otherwise (a newer one is refused at open). */
 export async function formatBehind(dataDir: string): Promise<number | undefined> {
-  if (!existsSync(join(dataDir, 'data.mdb'))) return undefined;
+  if (!holdsData(dataDir)) return undefined;
   const store = openStore(dataDir, { readOnly: true });
   try {
     const version = storedFormatVersion(store);

@@ -130,13 +130,23 @@ export function isWholeLmdbFile(file: string): boolean {
   }
 }
 
+/** The file LMDB keeps an environment's data in, inside the data dir. */
+export const DATA_FILE = 'data.mdb';
+
+/**
+ * Whether `dataDir` holds data: a data file LMDB has written to. An empty one (a first start killed
+ * before LMDB wrote it) holds none, as an absent one: a read-write open makes it anew (and a read-only
+ * open would crash LMDB).
+ */
+export const holdsData = (dataDir: string): boolean => (statSync(join(dataDir, DATA_FILE), { throwIfNoEntry: false })?.size ?? 0) > 0;
+
 /**
  * Refuses a data dir whose data file LMDB would die of mapping (a copy of the dir cut short), so that
  * the server, the CLI and `verify` say so instead of ending on SIGBUS. An empty one is new: LMDB makes it.
  */
 function refuseBrokenDataFile(path: string): void {
-  const file = join(path, 'data.mdb');
-  if (statSync(file, { throwIfNoEntry: false })?.size && !isWholeLmdbFile(file)) {
+  const file = join(path, DATA_FILE);
+  if (holdsData(path) && !isWholeLmdbFile(file)) {
     throw new DataDirNotReady(`${file} is not a whole LMDB file (cut short, or not LMDB at all): restore the data dir from a backup`);
   }
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { request as httpRequest } from 'node:http';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
 import { loadConfig } from '../../src/config.js';
@@ -96,6 +96,37 @@ t.test('a data file cut short stops the start, the commands and verify with a me
   // An empty data file is a new one (a first start killed before LMDB wrote it): LMDB makes it.
   writeFileSync(dataFile, '');
   t.equal((await runCli(['app', 'create', '--name', 'Again'], { dataDir })).code, 0);
+});
+
+t.test('an empty data file holds no data: commands say so and make none, a restore needs no --force, a start makes it', async (t) => {
+  const dir = t.testdir();
+  // What a first start killed while LMDB opened its files leaves.
+  const emptyDataDir = () => {
+    const dataDir = join(dir, `empty-${Math.random().toString(36).slice(2)}`);
+    mkdirSync(dataDir, { mode: 0o700 });
+    writeFileSync(join(dataDir, 'data.mdb'), '');
+    writeFileSync(join(dataDir, 'lock.mdb'), '');
+    return dataDir;
+  };
+  const dataDir = emptyDataDir();
+  const backup = join(dir, 'backup.mdb');
+  for (const args of [['app', 'list'], ['keys', 'rotate'], ['credential', 'list', '--app', 'app_x'], ['verify'], ['backup', backup]]) {
+    const command = await runCli(args, { dataDir });
+    t.same([command.code, command.signal], [1, null], args.join(' '));
+    t.match(command.stderr, /^error: \S+ holds no data/, args.join(' '));
+  }
+  t.equal(statSync(join(dataDir, 'data.mdb')).size, 0, 'none was made');
+  t.notOk(existsSync(backup));
+
+  const source = join(dir, 'source');
+  t.equal((await runCli(['app', 'create', '--name', 'Shop'], { dataDir: source })).code, 0);
+  t.equal((await runCli(['backup', backup], { dataDir: source })).code, 0);
+  const restored = await runCli(['restore', backup], { dataDir });
+  t.equal(restored.code, 0, `restored without --force: ${restored.stderr}`);
+  t.same(JSON.parse((await runCli(['app', 'list'], { dataDir })).stdout).map((app: { name: string }) => app.name), ['Shop']);
+
+  const started = await startChildServer(t, { dataDir: emptyDataDir() });
+  t.ok(started.defaultApp, 'a start makes the data file, as on a new data dir');
 });
 
 t.test('SIGTERM mid-request: the request in flight is answered and stored, then exit 0', async (t) => {
