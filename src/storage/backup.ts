@@ -1,11 +1,9 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { DATA_FILE, holdsData, isWholeLmdbFile, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
+import { DATA_FILE, holdsData, isWholeLmdbFile, LOCK_FILE, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
 import { CLAIM_FILE, claimDataDir, DataDirInUse, removeLeftovers, writingProcess } from './server-claim.js';
-
-const LOCK_FILE = 'lock.mdb';
 
 export class BackupError extends Error {}
 

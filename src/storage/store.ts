@@ -35,8 +35,8 @@ export interface Store {
 export interface StoreOptions {
   /**
    * For a reader that must change nothing in the data dir (`verify`), which must exist: no file
-   * is made or has its mode changed, commits are refused, and a named database the data dir lacks
-   * reads as empty (opening it there would make it).
+   * is made (but LMDB's lock file where there is none, owner-only) or has its mode changed, commits
+   * are refused, and a named database the data dir lacks reads as empty (opening it there would make it).
    */
   readOnly?: boolean;
 }
@@ -51,6 +51,7 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
   const readOnly = options.readOnly ?? false;
   if (!readOnly) mkdirSync(path, { recursive: true, mode: OWNER_ONLY_DIR });
   refuseBrokenDataFile(path);
+  if (readOnly) makeLockFileOwnerOnly(path);
   const root = open({ path, ...ENV_OPTIONS, readOnly });
   if (!readOnly) ownerOnly(path);
   const absent = readOnly ? scratchDatabases() : undefined;
@@ -132,6 +133,8 @@ export function isWholeLmdbFile(file: string): boolean {
 
 /** The file LMDB keeps an environment's data in, inside the data dir. */
 export const DATA_FILE = 'data.mdb';
+/** The file in which LMDB registers the readers and the writer of an environment, beside its data file. */
+export const LOCK_FILE = 'lock.mdb';
 
 /**
  * Whether `dataDir` holds data: a data file LMDB has written to. An empty one (a first start killed
@@ -204,6 +207,19 @@ function restrict(path: string, mode: number): void {
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     if (code !== 'EPERM' && code !== 'ENOENT') throw error;
+  }
+}
+
+/**
+ * A read-only open makes LMDB's lock file where there is none (a restored data dir): it needs one to
+ * read beside a server. Made first (empty: LMDB sets it up), so that it is not left readable by all,
+ * as a read-only open narrows nothing after.
+ */
+function makeLockFileOwnerOnly(dataDir: string): void {
+  try {
+    closeSync(openSync(join(dataDir, LOCK_FILE), 'wx', OWNER_ONLY_FILE));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
 }
 

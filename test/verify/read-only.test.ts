@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import { rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { startServer } from '../helpers/server.js';
 import { runCli, startChildServer } from '../helpers/child.js';
 import { dataDirDigest } from '../helpers/data-files.js';
@@ -50,6 +52,17 @@ const removeAll = (deps: Deps, name: string) => {
   const db = deps.store.db(name);
   for (const key of [...db.getKeys({})]) db.remove(key);
 };
+
+t.test('a data dir without LMDB\'s lock file (as a restore leaves it): the one verify needs is its owner\'s alone', async (t) => {
+  const dataDir = await dataDirWith(t, () => {});
+  const lockFile = join(dataDir, 'lock.mdb');
+  rmSync(lockFile);
+  // A common umask: what LMDB would make the file with, unless made first.
+  const umask = process.umask(0o022);
+  t.teardown(() => process.umask(umask));
+  t.same(await verifyChangingNothing(t, dataDir), { code: 0, checked: everyInvariant, problems: [] });
+  t.equal(statSync(lockFile).mode & 0o777, 0o600, 'not readable by other accounts, as every file of the data dir');
+});
 
 t.test('no signing key: reported, and none is made', async (t) => {
   const dataDir = await dataDirWith(t, (deps) => removeAll(deps, 'signing_keys'));
