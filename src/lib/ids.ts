@@ -24,6 +24,9 @@ export type IdPrefix = 'app' | 'user' | 'group' | 'member' | 'invite' | 'oidc_cl
 /** Prefixed monotonic ULID: byte order is creation order, so `after` cursors are plain range starts. */
 export const newId = (prefix: IdPrefix, at?: number) => `${prefix}_${nextUlid(at)}`;
 
+/** The shape of the IDs `newId` makes with `prefix`. */
+export const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`);
+
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 export function randomBase32(length: number): string {

@@ -14,8 +14,8 @@ export const APP_GROUPS = '/applications/:app/groups';
 /** The group resource itself, on `/me/groups…` (members see, owners change) and for the platform. */
 export function groupResourceRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, groups, showWrapper } = feature;
-  const parseMyGroupsQuery = listQueryParser([]);
-  const parseGroupsQuery = listQueryParser(['lookup_filter'], { lookupByName: true });
+  const parseMyGroupsQuery = listQueryParser('group', []);
+  const parseGroupsQuery = listQueryParser('group', ['lookup_filter'], { lookupByName: true });
 
   const remove = async (ctx: RequestContext) => {
     await groups.remove(actingOf(ctx), ctx.params.group);

@@ -14,7 +14,7 @@ import { InviteBody, optionalUserRefOf, userRefOf, listQueryParser, type UserFie
 /** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
 export function inviteRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, invites, showInvite, showWrapper, requireNamable } = feature;
-  const parseInvitesQuery = listQueryParser(['ensured_user_id']);
+  const parseInvitesQuery = listQueryParser('invite', ['ensured_user_id']);
 
   const requestOf = <Ref extends UserRef | undefined>(ctx: RequestContext, acting: Acting, refOf: (fields: UserFields) => Ref) => {
     const { user_id, email, phone, ...rest } = parseJsonBody(ctx, InviteBody);

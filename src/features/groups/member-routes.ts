@@ -13,7 +13,7 @@ import { userReadsAddress } from '../users/profile-views.js';
 /** Members under `/me/groups/{group}` (owners manage, active members read) and the platform's. */
 export function memberRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, members, showMember, requireNamable } = feature;
-  const parseMembersQuery = listQueryParser(['lookup_filter']);
+  const parseMembersQuery = listQueryParser('member', ['lookup_filter']);
 
   const add = async (ctx: RequestContext) => {
     const body = parseJsonBody(ctx, MemberCreateBody);

@@ -3,7 +3,7 @@ import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import { MAX_EMAIL_LENGTH } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
-import { EXTERNAL_ID } from '../../lib/ids.js';
+import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
 import { jsonRecord, NO_CONTROL_CHARACTERS, parseQuery } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
@@ -107,13 +107,13 @@ export function optionalUserRefOf(body: UserFields): UserRef | undefined {
   return named ? userRefOf(body) : undefined;
 }
 
-/** The IDs these lists are paged by: a cursor of any other shape names nothing. */
-const LISTED_ID = /^(group|member|invite)_[0-9A-HJKMNP-TV-Z]{26}$/;
+/** What a list pages: its `after` is an ID of that kind, so a cursor taken from another list is refused, not read as a position. */
+export type ListedKind = 'group' | 'member' | 'invite';
 
-const PagingFields = {
+const pagingFields = (listed: ListedKind) => ({
   page_size: v.optional(pageSizeParam(100), '20'),
-  after: v.optional(v.pipe(v.string(), v.regex(LISTED_ID, 'after must be the ID of a listed group, member or invite'))),
-};
+  after: v.optional(v.pipe(v.string(), v.regex(idPattern(listed), `after must be the ID of a listed ${listed}`))),
+});
 
 /**
  * A `lookup_filter`: its comma list, trimmed, without repeats. For group names (`orWhole`) its whole
@@ -139,18 +139,19 @@ const FilterFields = {
   ensured_user_id: v.optional(UserId),
 };
 
-export type ListQuery = v.InferOutput<v.ObjectSchema<typeof PagingFields & typeof FilterFields, undefined>>;
+export type ListQuery = v.InferOutput<v.ObjectSchema<ReturnType<typeof pagingFields> & typeof FilterFields, undefined>>;
 
 /**
- * The parser of a list's query: `page_size` 1..100 (default 20), `after`, and the filters that list
- * takes; any other parameter, or one given twice, is a 400. `lookupByName`: the list's
- * `lookup_filter` matches group names.
+ * The parser of a list's query: `page_size` 1..100 (default 20), `after` (an ID of the `listed`
+ * kind), and the filters that list takes; any other parameter, or one given twice, is a 400.
+ * `lookupByName`: the list's `lookup_filter` matches group names.
  */
 export function listQueryParser(
+  listed: ListedKind,
   filters: ReadonlyArray<keyof typeof FilterFields>,
   { lookupByName = false } = {},
 ): (ctx: RequestContext) => ListQuery {
   const fields = { ...FilterFields, lookup_filter: lookupFilter(lookupByName) };
-  const schema = v.strictObject({ ...PagingFields, ...Object.fromEntries(filters.map((name) => [name, fields[name]])) });
+  const schema = v.strictObject({ ...pagingFields(listed), ...Object.fromEntries(filters.map((name) => [name, fields[name]])) });
   return (ctx) => parseQuery(ctx, schema) as ListQuery;
 }
