@@ -9,6 +9,7 @@ import type { AppSchema } from './features/applications/schemas.js';
 import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
 import { renderGroup, renderMember } from './features/groups/render.js';
 import { rekeyFormat9InviteIndex } from './features/groups/invite-index.js';
+import { renormalizeGroupNames } from './features/groups/names.js';
 import type { GroupContext } from '../machines/group.machine.js';
 import type { MemberContext } from '../machines/member.machine.js';
 
@@ -104,5 +105,7 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps:
     },
     // 9 → 10: the invite index is keyed by user first, so deleting a user finds its invites.
     9: rekeyFormat9InviteIndex,
+    // 10 → 11: group names are indexed in Unicode NFC, as addresses are: the entries of those that were not move.
+    10: renormalizeGroupNames,
   };
 }

@@ -11,6 +11,7 @@ import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../mac
 import { format6Parts } from '../../src/features/users/view-record.js';
 import { USER_LOOKUP_DB } from '../../src/features/users/directory.js';
 import { INVITE_INDEX_DB } from '../../src/features/groups/invite-index.js';
+import { GROUP_NAMES_DB } from '../../src/features/groups/names.js';
 import { asFormat5Record, asFormat6Record, asFormat7Record } from '../helpers/view-records.js';
 
 const logger = pino({ level: 'silent' });
@@ -367,5 +368,28 @@ t.test('format 9 → 10: the invite index is keyed by user first, so deleting a 
   t.equal((await api('DELETE', '/users/u1/data')).status, 204);
   t.equal((await api('GET', `/groups/${group.id}/invites/${invited[0]}`)).status, 404, "the deleted user's invite went with it");
   t.equal((await api('GET', `/groups/${group.id}/invites/${invited[1]}`)).status, 200);
+  await noProblems(t, server.deps);
+});
+
+t.test('format 10 → 11: group names are indexed in NFC, so every form of an accented name finds its group; other entries stay', async (t) => {
+  let server = await startServer(t, { dataDir: t.testdir() });
+  const { app } = server;
+  const decomposed = 'Cafe\u0301';
+  const ids = [];
+  for (const name of [decomposed, 'Plain']) ids.push((await server.request('POST', `/applications/${app.id}/groups`, { app, body: { name } })).body.id);
+  const names = server.deps.store.db(GROUP_NAMES_DB);
+  const indexed = [...names.getKeys({})] as Key[][];
+  // Format 10 keyed a name lower-cased, as it was written: here decomposed.
+  const staged = indexed.map(([appId, name, groupId]) => [appId, (name as string).normalize('NFD'), groupId]);
+  t.not(JSON.stringify(staged), JSON.stringify(indexed), 'format 10 keyed the accented name otherwise');
+  server = await reopenedAsFormat(t, server, 10, () => {
+    for (const key of indexed) names.remove(key);
+    for (const key of staged) names.put(key, true);
+  });
+  t.same([...server.deps.store.db(GROUP_NAMES_DB).getKeys({})], indexed, 'the entries this build makes, the plain one as it was');
+  const list = (value: string) => server.request('GET', `/applications/${app.id}/groups?lookup_filter=${encodeURIComponent(value)}`, { app });
+  for (const form of [decomposed, decomposed.normalize('NFC')]) {
+    t.same((await list(form)).body.results.map((g: { id: string }) => g.id), [ids[0]], JSON.stringify(form));
+  }
   await noProblems(t, server.deps);
 });

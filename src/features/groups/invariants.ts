@@ -8,6 +8,7 @@ import type { Deps } from '../../deps.js';
 import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, groupCountKey, isActiveOwner } from './keys.js';
 import { renderGroup, renderMember } from './render.js';
 import { INVITE_INDEX_DB, InviteIndex } from './invite-index.js';
+import { GROUP_NAMES_DB, nameKey } from './names.js';
 
 type Stored<C> = { key: Key[]; state: string; context: C };
 
@@ -87,11 +88,11 @@ export const groupInvariants: Invariant[] = [
     check(deps) {
       const problems: string[] = [];
       const named = new Set<string>();
-      for (const key of deps.store.db('group_names').getKeys({})) {
+      for (const key of deps.store.db(GROUP_NAMES_DB).getKeys({})) {
         const [appId, name, groupId] = key as [string, string, string];
         named.add(JSON.stringify([appId, groupId]));
         const group = deps.runtime.read<GroupContext>(GROUP_KIND, [appId, groupId]);
-        if (group?.context.name.toLowerCase() !== name) problems.push(`name entry ${JSON.stringify(key)} does not name its group`);
+        if (group === undefined || nameKey(group.context.name) !== name) problems.push(`name entry ${JSON.stringify(key)} does not name its group`);
       }
       for (const group of all<GroupContext>(deps, GROUP_KIND)) {
         if (!named.has(JSON.stringify(group.key))) problems.push(`group ${group.context.id} has no name entry`);

@@ -1,25 +1,42 @@
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { Turn } from '../../runtime/runtime.js';
 
-/** `group_names` `[appId, lowercased name, groupId]`: the case-insensitive name match of `lookup_filter`. */
+export const GROUP_NAMES_DB = 'group_names';
+
+/** A name as the index keys it: without letter case, in Unicode NFC (as addresses compare), so `é` written either way is one name. */
+export const nameKey = (name: string) => name.toLowerCase().normalize('NFC');
+
+/** `group_names` `[appId, name key, groupId]`: the name match of `lookup_filter`. */
 export class GroupNames {
   private readonly byName: Database<true, Key>;
 
   constructor(store: Store) {
-    this.byName = store.db<true>('group_names');
+    this.byName = store.db<true>(GROUP_NAMES_DB);
   }
 
   add(turn: Turn, appId: string, groupId: string, name: string): void {
-    turn.put(this.byName, [appId, name.toLowerCase(), groupId], true);
+    turn.put(this.byName, [appId, nameKey(name), groupId], true);
   }
 
   remove(turn: Turn, appId: string, groupId: string, name: string): void {
-    turn.del(this.byName, [appId, name.toLowerCase(), groupId]);
+    turn.del(this.byName, [appId, nameKey(name), groupId]);
   }
 
   idsNamed(appId: string, name: string): string[] {
-    const lower = name.toLowerCase();
-    const keys = this.byName.getKeys({ start: [appId, lower, ''], end: [appId, lower, HIGH_KEY] });
+    const key = nameKey(name);
+    const keys = this.byName.getKeys({ start: [appId, key, ''], end: [appId, key, HIGH_KEY] });
     return [...keys].map((key) => (key as Key[])[2] as string);
+  }
+}
+
+/** Format 10 → 11: names were keyed lower-cased as written; the entries of names not in NFC move to their key now. */
+export function renormalizeGroupNames(store: Store): void {
+  if (!store.hasDb(GROUP_NAMES_DB)) return;
+  const index = store.db<true>(GROUP_NAMES_DB);
+  const moved = [...index.getKeys({}).filter((key) => nameKey((key as Key[])[1] as string) !== (key as Key[])[1])];
+  for (const key of moved) {
+    const [appId, name, groupId] = key as [string, string, string];
+    index.remove(key);
+    index.put([appId, nameKey(name), groupId], true);
   }
 }

@@ -183,6 +183,24 @@ t.test('a group name with a comma is found when lookup_filter asks for it whole'
   t.equal(members.status, 200, 'member lists take comma lists as before');
 });
 
+t.test('a group name is found however its accents are encoded, as an address is: lookup_filter compares names in NFC', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const composed = 'Caf\u00e9 Cr\u00e8me';
+  const decomposed = composed.normalize('NFD');
+  const ids = [];
+  for (const name of [composed, decomposed]) ids.push((await api.post('/groups', { name })).body.id);
+  for (const form of [composed, decomposed, decomposed.toUpperCase()]) {
+    const res = await api.get(`/groups?lookup_filter=${encodeURIComponent(form)}`);
+    t.same(res.body.results.map((g: any) => g.id), ids, `${JSON.stringify(form)} finds both groups`);
+    t.equal(res.body.total_results, 2);
+  }
+  t.same((await api.get(`/groups/${ids[1]}`)).body.name, decomposed, 'a name is shown as it was written');
+  await api.put(`/groups/${ids[1]}`, { name: 'Tea' });
+  t.same((await api.get(`/groups?lookup_filter=${encodeURIComponent(composed)}`)).body.results.map((g: any) => g.id), [ids[0]], 'a renamed group is no longer found by its old name');
+  t.same(verifyStore(server.deps, allInvariants).problems, [], 'the name index verifies');
+});
+
 t.test('GET /me/groups lists the caller groups of the token app, paged', async (t) => {
   const server = await startServer(t);
   const ada = await person(server, 'ada@example.com');
