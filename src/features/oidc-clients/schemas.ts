@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl, isHttpOrigin } from '../../lib/urls.js';
 import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS } from '../../lib/validate.js';
-import { EXTERNAL_ID } from '../../lib/ids.js';
+import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
 import { isTimestamp } from '../../lib/timestamps.js';
 
 const DEFAULT_SCOPES: readonly string[] = Object.freeze(['openid', 'profile', 'email']);
@@ -169,4 +169,4 @@ export const CredentialBodySchema = jsonObject(
 export type CredentialBody = v.InferOutput<typeof CredentialBodySchema>;
 
 /** What `after` may be on the client list: an OIDC client ID. */
-export const CLIENT_ID_PATTERN = /^oidc_client_[0-9A-HJKMNP-TV-Z]{26}$/;
+export const CLIENT_ID_PATTERN = idPattern('oidc_client');
