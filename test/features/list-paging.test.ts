@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import { startServer, type TestApp, type TestResponse, type TestServer } from '../helpers/server.js';
 import { as, person, platform } from './groups/helpers.js';
+import { manualClock } from '../../src/lib/clock.js';
 
 // Properties every paged list holds: a cursor names a position in its own list only, paging while
 // items come and go never repeats one nor skips one that lived throughout, and the total agrees with
@@ -194,4 +195,31 @@ t.test('a cursor taken from another list is refused, or names a position only: n
   await newClient(server.app);
   const crossClients = ok(await server.request('GET', `${clientsOf(other)}?after=${first}`, { app: other }));
   t.same(crossClients.results.map((c: any) => c.id), [theirs], "another app's client ID is a position among this app's clients");
+});
+
+t.test('ties (equal names, equal creation instants) keep creation order in every read, and desc is its exact reverse', async (t) => {
+  // A clock that does not move: every user is created in the same millisecond.
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const api = platform(server);
+  const groups = [];
+  for (const name of ['Crew', 'crew', 'CREW', 'Crew']) groups.push(ok(await api.post('/groups', { name })).id);
+  const users = [];
+  for (let i = 0; i < 4; i++) users.push(ok(await api.put('/users/__uuid__/data', { data: { email: 'twin@example.com' } })).svc_user);
+  // App-chosen IDs made in one millisecond: the lower ID counts as the older; a later one never does.
+  for (const id of ['zed', 'abe']) ok(await api.put(`/users/${id}/data`, { data: { email: 'pair@example.com' } }));
+  clock.advance(1);
+  ok(await api.put('/users/aaa/data', { data: { email: 'pair@example.com' } }));
+  const clients = [];
+  for (let i = 0; i < 4; i++) clients.push(ok(await api.post('/oidc-clients', { name: 'Same' })).id);
+
+  for (let read = 0; read < 3; read++) {
+    t.same(ok(await api.get('/groups?lookup_filter=crew')).results.map((g: any) => g.id), groups, 'groups of one name: creation order');
+    const twins = (query: string) => api.get(`/users/data?lookup_filter=twin@example.com&${query}`);
+    t.same(ok(await twins('include_duplicates=true')).results.map((p: any) => p.svc_user), users, 'users of one address: creation order');
+    t.same(ok(await twins('include_duplicates=true&sort=desc')).results.map((p: any) => p.svc_user), [...users].reverse(), 'desc: its reverse');
+    t.same(ok(await twins('')).results.map((p: any) => p.svc_user), [users[0]], 'without duplicates: the first created');
+    t.same(ok(await api.get('/users/data?lookup_filter=pair@example.com')).results.map((p: any) => p.svc_user), ['abe'], 'equal instants: the lower ID');
+    t.same(ok(await api.get('/oidc-clients?sort=desc')).results.map((c: any) => c.id), [...clients].reverse(), 'clients of one name, desc');
+  }
 });
