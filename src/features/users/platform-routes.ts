@@ -6,7 +6,7 @@ import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
 import { fieldSpec } from '../applications/schemas.js';
-import { updateFailed, type ChangeMode } from './profile-change.js';
+import type { ChangeMode } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';
 import { listProfiles, projectProfile } from './listing.js';
@@ -140,8 +140,8 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         const { app: appId, field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);
         const userId = existingUserId(ctx);
-        // A field outside the schema is held to the change rules, as in a PATCH: null removes one it stopped allowing.
-        if (field === 'user_id') throw updateFailed({ user_id: ['user_id cannot be changed'] });
+        // Held to the change rules, as in a PATCH: null removes a field the schema stopped allowing, and
+        // user_id passes only unchanged.
         await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'app'), { writer: 'app', mode: 'merge' });
         return profile(appId, userId);
       },

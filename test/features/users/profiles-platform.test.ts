@@ -102,6 +102,14 @@ t.test('PATCH merges; null removes; user_id is immutable', async (t) => {
   t.equal(otherId.status, 400);
   t.equal(otherId.body.code, 'E_USER_UPDATE_FAILED');
   t.ok(otherId.body.field_errors.user_id);
+  const sameIdField = await server.request('PUT', `${path}/fields/user_id`, { app: server.app, body: { value: 'u1' } });
+  t.equal(sameIdField.status, 200, 'a field PUT of user_id with its own value passes, as the PATCH does');
+  t.same(sameIdField.body, sameId.body, 'and changes nothing');
+  for (const value of ['u2', null]) {
+    const res = await server.request('PUT', `${path}/fields/user_id`, { app: server.app, body: { value } });
+    t.equal(res.status, 400, `a field PUT of user_id ${value} is refused as the PATCH is`);
+    t.same(res.body.field_errors, { user_id: ['user_id cannot be changed'] });
+  }
 
   const patchMissing = await server.request('PATCH', `/applications/${server.app.id}/users/nobody/data`, {
     app: server.app,
