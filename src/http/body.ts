@@ -3,6 +3,7 @@ import { ApiError, badJson, payloadTooLarge, unsupportedContentCoding, unsupport
 import { findLoneSurrogate, type LoneSurrogate } from '../lib/lone-surrogates.js';
 import { shownPath } from '../lib/validate.js';
 import type { FilePart, ParsedBody } from './context.js';
+import { readUrlEncoded } from './url-encoded.js';
 import { uws, type HttpResponse } from './uws.js';
 
 export interface BodyLimits {
@@ -135,10 +136,14 @@ function unkeepable(value: unknown): string | undefined {
   return undefined;
 }
 
-/** An `application/x-www-form-urlencoded` body; a name given twice is refused (RFC 6749 §3.2). */
+/**
+ * An `application/x-www-form-urlencoded` body, read as a query string is; bytes that are not UTF-8
+ * are refused, as in a multipart text part, and a name given twice (RFC 6749 §3.2).
+ */
 function parseForm(raw: Buffer): ParsedBody {
+  if (!isUtf8(raw)) throw validationError({ body: ['must be UTF-8'] });
   const fields = new Map<string, string>();
-  for (const [name, value] of new URLSearchParams(raw.toString('utf8'))) {
+  for (const [name, value] of readUrlEncoded(raw.toString('utf8'), 'body')) {
     if (fields.has(name)) throw validationError({ [name]: ['given more than once'] });
     fields.set(name, value);
   }

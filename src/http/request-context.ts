@@ -1,7 +1,7 @@
-import { validationError } from '../lib/errors.js';
 import { NO_BODY } from './body.js';
 import type { Caller, ParsedBody, RequestContext } from './context.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
+import { readUrlEncoded } from './url-encoded.js';
 
 /**
  * A request's context, copied out of uWS while its request object is valid. A class rather than an
@@ -71,22 +71,6 @@ export class HttpRequestContext implements RequestContext {
   }
 
   query(): URLSearchParams {
-    return (this.parsedQuery ??= queryOf(this.rawQuery));
+    return (this.parsedQuery ??= readUrlEncoded(this.rawQuery, 'query'));
   }
-}
-
-/**
- * The parameters of a query string. URLSearchParams keeps a `%` that starts no escape as it is and
- * reads bytes that are not UTF-8 as U+FFFD: what the caller sent would be searched for or stored as
- * something else, so either is a 400, as in a path.
- */
-function queryOf(raw: string): URLSearchParams {
-  if (raw.includes('%')) {
-    try {
-      decodeURIComponent(raw);
-    } catch {
-      throw validationError({ query: ['malformed percent-encoding (a % must start an escape of UTF-8)'] });
-    }
-  }
-  return new URLSearchParams(raw);
 }

@@ -142,6 +142,17 @@ t.test('the token endpoint takes the form body OAuth clients send, and refuses w
   t.ok(proto.body.field_errors.__proto__);
   const wrongGrant = await form(`grant_type=password&refresh_token=${token}`);
   t.same(wrongGrant.body.field_errors, { grant_type: ['must be refresh_token'] });
+  for (const malformed of ['client_id=100%', 'client_id=a%zz', 'client_id=%FF', 'client_id=%ED%A0%80']) {
+    const res = await form(`grant_type=refresh_token&refresh_token=${token}&${malformed}`);
+    t.equal(res.status, 400, `${malformed}: malformed percent-encoding is refused, as in a query string`);
+    t.same(res.body.field_errors, { body: ['malformed percent-encoding (a % must start an escape of UTF-8)'] });
+  }
+  const latin1 = await server.request('POST', '/hub/auth/token', {
+    rawBody: Buffer.concat([Buffer.from(`refresh_token=${token}&client_id=caf`), Buffer.from([0xe9])]),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  t.equal(latin1.status, 400, 'bytes that are not UTF-8 are refused, as in a multipart text part');
+  t.same(latin1.body.field_errors, { body: ['must be UTF-8'] });
 
   const refreshed = await form(`grant_type=refresh_token&refresh_token=${token}&client_id=my-spa`);
   t.equal(refreshed.status, 200, 'refused requests spent nothing');
