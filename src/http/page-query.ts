@@ -18,10 +18,20 @@ export interface PageQueryRules {
 
 const ONCE = 'must be given once';
 
-/** `page_size` as a query string gives it: digits (leading zeros too) of a number from 1 to `max`. */
+/**
+ * `page_size` as a query string gives it: the digits of a number from 1 to `max`, written as JSON
+ * writes it (no leading zeros), as every other number the API reads is.
+ */
 export function pageSizeParam(max: number) {
   const range = `must be a whole number from 1 to ${max}`;
-  return v.pipe(v.string(ONCE), v.regex(/^[0-9]+$/, range), v.transform(Number), v.minValue(1, range), v.maxValue(max, range));
+  return v.pipe(
+    v.string(ONCE),
+    v.regex(/^[0-9]+$/, range),
+    v.regex(/^(?:0|[1-9][0-9]*)$/, `${range}, without leading zeros`),
+    v.transform(Number),
+    v.minValue(1, range),
+    v.maxValue(max, range),
+  );
 }
 
 /** The paging parameters `pageQueryParser` reads. */

@@ -162,8 +162,13 @@ t.test('malformed or out-of-range parameters are 400 E_VALIDATION, never clamped
   const one = await server.request('GET', `/applications/${server.app.id}/users/data?page_size=1`, { app: server.app });
   t.equal(one.body.results.length, 1);
   t.equal(one.body.total_results, 3);
-  const zeros = await server.request('GET', `/applications/${server.app.id}/users/data?page_size=00000001`, { app: server.app });
-  t.equal(zeros.body.results?.length, 1, 'leading zeros are still the number, as on the group lists');
+  for (const list of [`/applications/${server.app.id}/users/data`, `/applications/${server.app.id}/oidc-clients`, `/applications/${server.app.id}/groups`]) {
+    for (const size of ['01', '00000001', '010']) {
+      const zeros = await server.request('GET', `${list}?page_size=${size}`, { app: server.app });
+      t.equal(zeros.status, 400, `${list} page_size=${size}: leading zeros are refused, as in every other number the API reads`);
+      t.same(zeros.body.field_errors, { page_size: [`must be a whole number from 1 to ${list.endsWith('groups') ? 100 : 1000}, without leading zeros`] });
+    }
+  }
   const huge = await server.request('GET', `/applications/${server.app.id}/users/data?page_size=${'9'.repeat(400)}`, { app: server.app });
   t.equal(huge.status, 400, 'a number past any page is out of range');
 });
