@@ -457,6 +457,13 @@ t.test('a credential takes a name, an app variant and an expiry', async (t) => {
   t.equal(res.body.app_variant_id, 'ios');
   t.equal(res.body.expires, '2026-03-01T13:00:00.000Z', 'expires normalised to UTC');
   t.equal(res.body.expired, false);
+  const furthest = await server.request('POST', path, { app: server.app, body: { expires: '2031-03-01T12:00:00Z' } });
+  t.equal(furthest.status, 200, 'expires may lie up to 5 years ahead');
+  for (const expires of ['2031-03-01T12:00:00.001Z', '9999-12-31T23:59:59Z']) {
+    const tooFar = await server.request('POST', path, { app: server.app, body: { expires } });
+    expectError(t, tooFar, 400, 'E_VALIDATION');
+    t.same(tooFar.body.field_errors, { expires: ['must be at most 5 years ahead'] }, `${expires}: past 5 years ahead is refused`);
+  }
 
   const cases: Array<[string, unknown, string[]]> = [
     ['expires in the past', { expires: '2026-03-01T11:59:59Z' }, ['expires']],
@@ -479,7 +486,7 @@ t.test('a credential takes a name, an app variant and an expiry', async (t) => {
     t.strictSame(Object.keys(bad.body.field_errors ?? {}).sort(), fields, label);
   }
   const read = await server.request('GET', `${clientsPath(server.app)}/${client.id}`, { app: server.app });
-  t.equal(read.body.credentials.length, 2, 'refused credentials were not added');
+  t.equal(read.body.credentials.length, 3, 'refused credentials were not added');
 });
 
 t.test('a client holds at most 10 credentials, expired ones included: the 11th is 400 and changes nothing', async (t) => {

@@ -40,9 +40,13 @@ export interface CredentialOptions {
 export const DEFAULT_CREDENTIAL_NAME = 'default';
 export const DEFAULT_APP_VARIANT = 'default';
 
-function oneYearAfter(now: number): number {
+/** The furthest a credential's `expires` may lie: a secret that never expires is never rotated. */
+export const MAX_CREDENTIAL_YEARS = 5;
+
+/** The same instant `years` later in the calendar (UTC). */
+export function yearsAfter(now: number, years: number): number {
   const date = new Date(now);
-  date.setUTCFullYear(date.getUTCFullYear() + 1);
+  date.setUTCFullYear(date.getUTCFullYear() + years);
   return date.getTime();
 }
 
@@ -61,7 +65,7 @@ export function mintCredential(
     name: options.name ?? DEFAULT_CREDENTIAL_NAME,
     secret_hash: hmacSecret(pepper, secret),
     secret_masked: maskSecret(secret),
-    expires: isoDate(options.expiresAt ?? oneYearAfter(now)),
+    expires: isoDate(options.expiresAt ?? yearsAfter(now, 1)),
     application: appId,
     app_variant_id: options.app_variant_id ?? DEFAULT_APP_VARIANT,
     created_at: at,

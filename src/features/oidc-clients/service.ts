@@ -7,8 +7,10 @@ import { listBytes } from '../../http/list-bytes.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { Deps } from '../../deps.js';
 import {
+  MAX_CREDENTIAL_YEARS,
   mintCredential,
   showCredential,
+  yearsAfter,
   type Credential,
   type CredentialOptions,
   type StoredCredential,
@@ -123,6 +125,9 @@ export class OidcClientService {
       const expiresAt = body.expires === undefined ? undefined : Date.parse(body.expires);
       if (expiresAt !== undefined && expiresAt <= turn.now) {
         throw validationError({ expires: ['must be in the future'] });
+      }
+      if (expiresAt !== undefined && expiresAt > yearsAfter(turn.now, MAX_CREDENTIAL_YEARS)) {
+        throw validationError({ expires: [`must be at most ${MAX_CREDENTIAL_YEARS} years ahead`] });
       }
       const { stored, secret } = this.stageCredential(turn, client, { name: body.name, app_variant_id: body.app_variant_id, expiresAt });
       this.touch(turn, client);
