@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
-import { MAX_EMAIL_LENGTH } from '../users/addresses.js';
+import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
@@ -42,13 +42,8 @@ const Roles = v.pipe(
 );
 
 const UserId = v.pipe(v.string('user_id must be a string'), v.regex(EXTERNAL_ID, 'user_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'));
-const Email = v.pipe(
-  v.string('email must be a string'),
-  v.trim(),
-  v.email('email must be an email address'),
-  v.maxLength(MAX_EMAIL_LENGTH, `email is at most ${MAX_EMAIL_LENGTH} characters`),
-);
-const Phone = v.pipe(v.string('phone must be a string'), v.trim(), v.regex(/^\+?[0-9][0-9 ().-]{3,31}$/, 'phone must be a phone number'));
+const Email = v.pipe(v.string('email must be a string'), v.trim(), v.check(isEmailAddress, `email must be ${EMAIL_RULE}`));
+const Phone = v.pipe(v.string('phone must be a string'), v.trim(), v.check(isPhoneNumber, `phone must be ${PHONE_RULE}`));
 
 const Target = {
   user_id: v.optional(UserId),

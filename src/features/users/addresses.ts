@@ -6,6 +6,22 @@ export type AddressKind = 'email' | 'phone';
 export const MAX_EMAIL_LENGTH = 254;
 
 /**
+ * Text around one `@` with no whitespace, control character (C0, DEL, C1) or comma: a comma makes a
+ * list of addresses, and `lookup_filter`, a comma list, could never name it.
+ */
+const EMAIL_ADDRESS = /^[^\s@,\p{Cc}]+@[^\s@,\p{Cc}]+$/u;
+/** As people write one: an optional `+`, a digit, then digits, spaces and `().-`; 4 to 33 characters. */
+const PHONE_NUMBER = /^\+?[0-9][0-9 ().-]{3,31}$/;
+
+/** The one email rule of profiles, magic links, members and invites (a user found by one is a user made by one). */
+export const isEmailAddress = (value: string): boolean => value.length <= MAX_EMAIL_LENGTH && EMAIL_ADDRESS.test(value);
+export const EMAIL_RULE = `an email address (text around one @, without spaces, commas or control characters) of at most ${MAX_EMAIL_LENGTH} characters`;
+
+/** The one phone number rule of profiles, magic links, members and invites. */
+export const isPhoneNumber = (value: string): boolean => PHONE_NUMBER.test(value);
+export const PHONE_RULE = 'a phone number such as +1 555 000 1234 (4 to 33 characters: digits, spaces and ().-, after an optional +)';
+
+/**
  * Lookup values compare case-insensitively and in Unicode NFC, so `é` written as `e` and a combining
  * accent is the same address; phone numbers ignore spacing and punctuation. A value normalized before
  * NFC was part of this normalizes to what its address does now (the format step to 9 relies on it).

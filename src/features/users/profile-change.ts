@@ -1,4 +1,4 @@
-import { MAX_EMAIL_LENGTH } from './addresses.js';
+import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from './addresses.js';
 import { addFieldError, shownKey, validationError, type FieldErrors } from '../../lib/errors.js';
 import { jsonEqual } from '../../lib/json-equal.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
@@ -57,8 +57,6 @@ export const ATTRIBUTE_VALUES_LIMIT = 100;
 const FIELD_NAME_LIMIT = 128;
 /** A name has no whitespace and no control character (C0, DEL or C1). */
 const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):([^\s\x00-\x1f\x7f-\x9f]{1,128})$/;
-const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
-const PHONE = /^\+?[0-9][0-9 ().-]{2,31}$/;
 const SYSTEM_NAMESPACE = 'system';
 
 export const isFileField = (spec: FieldSpec | undefined) => spec?.type === 'image' || spec?.type === 'file';
@@ -210,10 +208,8 @@ function valueProblem(name: string, spec: FieldSpec | undefined, value: unknown)
   if (type === 'object' && (typeof value !== 'object' || value === null || Array.isArray(value))) return 'must be an object';
   const size = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value));
   if (size > STRING_LIMIT) return `must be at most ${STRING_LIMIT} bytes`;
-  if (name === 'email' && (!EMAIL.test(value as string) || (value as string).length > MAX_EMAIL_LENGTH)) {
-    return `must be an email address of at most ${MAX_EMAIL_LENGTH} characters`;
-  }
-  if (name === 'phone_number' && !PHONE.test(value as string)) return 'must be a phone number';
+  if (name === 'email' && !isEmailAddress(value as string)) return `must be ${EMAIL_RULE}`;
+  if (name === 'phone_number' && !isPhoneNumber(value as string)) return `must be ${PHONE_RULE}`;
   return undefined;
 }
 
