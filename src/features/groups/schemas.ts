@@ -72,9 +72,8 @@ export const InviteBody = v.strictObject({
   ...Target,
   roles: Roles,
   redirect_url: v.optional(RedirectUrl),
-  app_variant_id: v.optional(
-    v.pipe(v.string('app_variant_id must be a string'), v.minLength(1, 'app_variant_id is 1 to 128 characters'), v.maxLength(128, 'app_variant_id is 1 to 128 characters')),
-  ),
+  // An OIDC credential's `app_variant_id` names the same thing, by the same rule.
+  app_variant_id: v.optional(v.pipe(v.string('app_variant_id must be a string'), v.regex(EXTERNAL_ID, 'app_variant_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'))),
 });
 
 /** The fields a member or invite body may name its user by. */
