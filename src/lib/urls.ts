@@ -15,6 +15,20 @@ export function isAbsoluteHttpUrl(value: string): boolean {
 }
 
 /**
+ * Whether a URL names no user name or password: `https://app.example@evil.example/` goes to
+ * evil.example, and a password would be shown to every reader. What is no URL at all passes: it has
+ * its own message.
+ */
+export function withoutUserinfo(value: string): boolean {
+  if (!URL.canParse(value)) return true;
+  const { username, password } = new URL(value);
+  return username === '' && password === '';
+}
+
+/** The message of a URL `withoutUserinfo` refuses. */
+export const USERINFO_REFUSED = 'must not hold a user name or password (user@host)';
+
+/**
  * An http(s) origin as browsers send it in `Origin` (`https://app.example:8443`): a URL that is its own
  * serialized origin, so no path (not even `/`), query, fragment or userinfo, lower case, no default port.
  * No `*` either: URL parsers take `https://*.app.example` for a host, but origins are compared whole,

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
+import { isAbsoluteHttpUrl, isLocalPath, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
 import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
@@ -65,6 +65,7 @@ const RedirectUrl = v.pipe(
   v.string('redirect_url must be a string'),
   v.maxLength(2048, 'redirect_url is at most 2048 characters'),
   v.check((url) => isLocalPath(url) || isAbsoluteHttpUrl(url), 'redirect_url is an absolute http(s) URL or a path'),
+  v.check(withoutUserinfo, `redirect_url ${USERINFO_REFUSED}`),
 );
 
 /** Invite create and update share one shape: `roles` required, a user (optional on update), optional redirect and variant. */

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isAbsoluteHttpUrl } from '../../lib/urls.js';
+import { isAbsoluteHttpUrl, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
 import { jsonRecord } from '../../lib/validate.js';
 import { isUserId } from '../users/schemas.js';
 
@@ -18,6 +18,7 @@ const RedirectUrl = v.pipe(
   v.string(),
   v.maxLength(2048, 'must be at most 2048 characters'),
   v.check(isAbsoluteHttpUrl, 'must be an absolute http(s) URL'),
+  v.check(withoutUserinfo, USERINFO_REFUSED),
 );
 
 const VerificationType = v.picklist(['email', 'phone'], 'must be email or phone');

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isAbsoluteHttpUrl, isHttpOrigin } from '../../lib/urls.js';
+import { isAbsoluteHttpUrl, isHttpOrigin, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
 import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS } from '../../lib/validate.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
 import { isTimestamp } from '../../lib/timestamps.js';
@@ -15,19 +15,11 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/;
 /** Messages for an object's key issues (its type is checked by `jsonObject` before). */
 const keyMessage = (issue: v.BaseIssue<unknown>) => (issue.expected === 'never' ? 'is not a known field' : 'is required');
 
-/** `https://app.example@evil.example/` goes to evil.example, and a password would be shown to every reader of the client. */
-function withoutUserinfo(value: string): boolean {
-  // What is no URL at all has its own message.
-  if (!URL.canParse(value)) return true;
-  const { username, password } = new URL(value);
-  return username === '' && password === '';
-}
-
 const HttpUrl = v.pipe(
   v.string('must be a URL string'),
   v.maxLength(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
   v.check(isAbsoluteHttpUrl, 'must be an absolute http(s) URL'),
-  v.check(withoutUserinfo, 'must not hold a user name or password (user@host)'),
+  v.check(withoutUserinfo, USERINFO_REFUSED),
 );
 
 const RedirectUri = v.pipe(

@@ -322,6 +322,7 @@ t.test('limits and types of group, member and invite fields are told in plain wo
     [`/groups/${group.id}/invites`, { email: `${'a'.repeat(250)}@x.io`, roles: [] }, 'email', 'email must be an email address (text around one @, without spaces, commas or control characters) of at most 254 characters'],
     [`/groups/${group.id}/invites`, { phone: 15550100, roles: [] }, 'phone', 'phone must be a string'],
     [`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], redirect_url: `/${'x'.repeat(2048)}` }, 'redirect_url', 'redirect_url is at most 2048 characters'],
+    [`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], redirect_url: 'https://ada@app.example/in' }, 'redirect_url', 'redirect_url must not hold a user name or password (user@host)'],
     [`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], app_variant_id: '' }, 'app_variant_id', 'app_variant_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'],
     // The rule of an OIDC credential's app_variant_id, which names the same variants.
     [`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], app_variant_id: 'has space' }, 'app_variant_id', 'app_variant_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'],

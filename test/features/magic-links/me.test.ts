@@ -64,6 +64,10 @@ t.test('POST /me/auth/magic refuses bad bodies and missing tokens', async (t) =>
   const longUrl = await server.request('POST', '/me/auth/magic', { token, body: { redirect_url: `https://app.example/${'a'.repeat(2048)}` } });
   t.equal(longUrl.status, 400);
   t.same(longUrl.body.field_errors, { redirect_url: ['must be at most 2048 characters'] }, "in words, not the validator's");
+  await registerRedirects(server, { allowed_origins: ['https://app.example'] });
+  const withUser = await server.request('POST', '/me/auth/magic', { token, body: { redirect_url: 'https://ada@app.example/done' } });
+  t.equal(withUser.status, 400, 'a user name in the URL is refused, on a registered origin too, as in an OIDC client');
+  t.same(withUser.body.field_errors, { redirect_url: ['must not hold a user name or password (user@host)'] });
   const anonymous = await server.request('POST', '/me/auth/magic');
   t.equal(anonymous.status, 401);
   t.equal(anonymous.body.code, 'E_UNAUTHORIZED');

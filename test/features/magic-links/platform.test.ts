@@ -153,6 +153,7 @@ t.test('a disabled user cannot redeem its link, which stays usable once enabled'
 
 t.test('bad requests answer 400 with field_errors and create nothing', async (t) => {
   const server = await startServer(t);
+  await registerRedirects(server, { allowed_origins: ['https://app.example'] });
   const cases: Array<[unknown, string]> = [
     [{ data: { email: 'a@example.com' } }, 'verification_type'],
     [{ verification_type: 'fax', data: { email: 'a@example.com' } }, 'verification_type'],
@@ -168,6 +169,9 @@ t.test('bad requests answer 400 with field_errors and create nothing', async (t)
     [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '0h' }, 'expiration'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: 'javascript:alert(1)' }, 'redirect_url'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: '/relative' }, 'redirect_url'],
+    // On a registered origin, but with a user name, as an OIDC client's URLs may not have.
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: 'https://ada@app.example/cb' }, 'redirect_url'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: 'https://ada:pw@app.example/cb' }, 'redirect_url'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, user_id: 'has space' }, 'user_id'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, user_id: '__sample__' }, 'user_id'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, user_id: '__uuid__' }, 'user_id'],
