@@ -56,13 +56,18 @@ t.test("a link sends its browser only where the app's OIDC clients registered: e
     'http://app.example/cb?x=1',
     'https://web.example/in',
     'http://web.example:8443/in',
-    'https://web.example:8443@evil.example/in',
   ]) {
     for (const [route, res] of [['platform', await link(url)], ['/me', await me(url)], ['invite', await invite(url)]] as const) {
       t.equal(res.status, 400, `${route} ${url}`);
       t.equal(res.body.code, 'E_VALIDATION');
       t.same(res.body.field_errors, { redirect_url: refusal });
     }
+  }
+  // A registered origin as user name goes to evil.example: refused before the registered places are asked.
+  const userinfo = 'https://web.example:8443@evil.example/in';
+  for (const [route, res] of [['platform', await link(userinfo)], ['/me', await me(userinfo)], ['invite', await invite(userinfo)]] as const) {
+    t.equal(res.status, 400, `${route} ${userinfo}`);
+    t.match(res.body.field_errors, { redirect_url: [/must not hold a user name or password/] });
   }
   t.equal(storeDigest(server.deps.store), before, 'no user, link or invite was made');
 
