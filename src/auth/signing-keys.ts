@@ -81,13 +81,15 @@ export class SigningKeys {
   /** Adds a new current key; keys retired for longer than a token's lifetime are dropped. */
   async rotate(): Promise<SigningKey> {
     const now = this.clock.now();
-    let seconds = Math.floor(now / 1000);
+    // After the newest key though the clock was stepped back since (NTP): the newest key is the one that signs.
+    const createdAt = Math.max(now, (this.current()?.createdAt ?? -Infinity) + 1);
+    let seconds = Math.floor(createdAt / 1000);
     while (this.keys.some((k) => k.kid === `sig-${seconds}`)) seconds++;
     const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALG, { crv: 'Ed25519', extractable: true });
     const kid = `sig-${seconds}`;
     const stored: StoredKey = {
       kid,
-      createdAt: now,
+      createdAt,
       privateJwk: { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' },
       publicJwk: { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' },
     };

@@ -122,6 +122,22 @@ t.test('keys rotated by another process are picked up', async (t) => {
   t.equal(decodePart(signedIn.access_token.split('.')[0]).kid, kid, 'the server signs with the newest key');
 });
 
+t.test('a rotation after the clock was stepped back (NTP) still makes the new key the one that signs', async (t) => {
+  const clock = manualClock();
+  const dataDir = t.testdir();
+  const server = await startServer(t, { clock, dataDir });
+  const [oldKid] = (await server.request('GET', '/hub/auth/keys')).body.keys.map((k: any) => k.kid);
+  clock.set(clock.now() - 10_000);
+  // The CLI, as an operator rotates a key it fears leaked.
+  const { kid, published } = await rotateSigningKeys(await SigningKeys.open(server.deps.store, clock));
+  t.not(kid, oldKid, 'the rotation answers the key it made');
+  t.same(published.sort(), [oldKid, kid].sort());
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  t.equal(decodePart(signedIn.access_token.split('.')[0]).kid, kid, 'the new key signs, not the old one');
+  const jwks = (await server.request('GET', '/hub/auth/keys')).body;
+  t.ok(verifiedByJwks(signedIn.access_token, jwks));
+});
+
 t.test("a retired key's tokens all expire before the key is dropped: one it signs past that is refused, warm or cold", async (t) => {
   const clock = manualClock();
   const server = await startServer(t, { clock });
