@@ -7,6 +7,7 @@ import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
 import type { AppSchema } from '../applications/schemas.js';
+import type { ProfileData } from '../../../machines/user.machine.js';
 import { userLock, type UserRef } from '../users/directory.js';
 import { FIELD_OF } from '../users/addresses.js';
 import { applyProfileChange } from '../users/profile-change.js';
@@ -19,10 +20,11 @@ const ENSURE_ATTEMPTS = 3;
 
 /**
  * 400 `E_VALIDATION` naming `data.<field>` unless `data` is a valid platform write of a profile by the
- * app's schema, which it answers. Not checked for required fields: a user made from an address holds
- * what it was given (docs/API.md).
+ * app's schema; answers that schema and the data such a write stores (a `null` names no value: it is
+ * dropped, not stored). Not checked for required fields: a user made from an address holds what it
+ * was given (docs/API.md).
  */
-function checkProfileData(deps: Deps, appId: string, data: Record<string, unknown>): AppSchema {
+function checkProfileData(deps: Deps, appId: string, data: Record<string, unknown>): { schema: AppSchema; data: ProfileData } {
   const schema = deps.apps.require(appId).schema;
   const rules = {
     schema,
@@ -32,13 +34,12 @@ function checkProfileData(deps: Deps, appId: string, data: Record<string, unknow
     reservedNamespace: deps.config.names.reservedNamespace,
   };
   try {
-    applyProfileChange({ data: {}, attributes: {} }, { data, files: {} }, rules);
+    return { schema, data: applyProfileChange({ data: {}, attributes: {} }, { data, files: {} }, rules).data };
   } catch (error) {
     if (!(error instanceof ApiError) || !error.fieldErrors) throw error;
     const named = Object.entries(error.fieldErrors).map(([name, messages]) => [`data.${name}`, messages]);
     throw validationError(Object.fromEntries(named));
   }
-  return schema;
 }
 
 const wantsJson = (ctx: RequestContext) => (ctx.header('accept') ?? '').toLowerCase().includes('application/json');
@@ -64,8 +65,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
       const problem = address === undefined ? `is required for verification_type ${kind}` : 'must be a string';
       throw validationError({ [`data.${field}`]: [problem] });
     }
-    const checkedBy = checkProfileData(deps, appId, body.data);
-    return { ...body, kind, address, checkedBy };
+    return { ...body, kind, address, checked: checkProfileData(deps, appId, body.data) };
   }
 
   return [
@@ -91,8 +91,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
           const locks = [...plan.locks, ...(found ? [userLock(appId, found)] : [])];
           const made = await runtime.run(locks, (turn) => {
             // Again by the schema as it is now if a change to it was committed while the turn waited for its locks.
-            if (deps.apps.require(appId).schema !== request.checkedBy) checkProfileData(deps, appId, request.data);
-            const { userId } = plan.apply(turn, request.data);
+            const { data } = deps.apps.require(appId).schema === request.checked.schema ? request.checked : checkProfileData(deps, appId, request.data);
+            const { userId } = plan.apply(turn, data);
             if (!locks.includes(userLock(appId, userId))) return undefined;
             const { link } = magicLinks.create(turn, {
               appId,

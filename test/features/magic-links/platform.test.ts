@@ -253,6 +253,20 @@ t.test('data is checked against the app schema, and shapes the new user', async 
   t.equal(existing.body.app_user_id, made.body.app_user_id);
 });
 
+t.test('a null in data names no value: the new user holds none, as after a profile write', async (t) => {
+  const server = await startServer(t);
+  await server.deps.apps.update(server.app.id, {
+    schema: { fields: { age: { type: 'number' }, picture: { type: 'image' } }, allow_unknown_fields: false },
+  });
+  const made = await requestLink(server, 'ada@example.com', { data: { email: 'ada@example.com', age: null, picture: null, nickname: null } });
+  t.equal(made.status, 200, made.text);
+  const userId = made.body.app_user_id;
+  t.strictSame(profileOf(server, userId).data, { email: 'ada@example.com', user_id: userId }, 'no null stored, not even for a field the schema refuses');
+  const byId = await requestLink(server, 'bo@example.com', { user_id: 'ext-bo', data: { email: 'bo@example.com', age: null } });
+  t.equal(byId.status, 200, byId.text);
+  t.strictSame(profileOf(server, 'ext-bo').data, { email: 'bo@example.com', user_id: 'ext-bo' }, 'a user named by user_id too');
+});
+
 t.test('data is checked against the schema as it is in the turn that makes the user, not as it was when the request came', async (t) => {
   const server = await startServer(t);
   await server.deps.apps.update(server.app.id, { schema: { fields: {}, allow_unknown_fields: true } });
