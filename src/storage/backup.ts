@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { DATA_FILE, holdsData, isWholeLmdbFile, LOCK_FILE, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
-import { CLAIM_FILE, claimDataDir, DataDirInUse, removeLeftovers, writingProcess } from './server-claim.js';
+import { CLAIM_FILE, claimDataDir, DataDirInUse, markWriter, removeLeftovers, writingProcess } from './server-claim.js';
 
 export class BackupError extends Error {}
 
@@ -29,19 +29,27 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
   if (!holdsData(dataDir)) throw new BackupError(`${dataDir} holds no data to back up`);
   if (isInside(file, dataDir)) throw new BackupError(`${file} is inside the data dir; back up to a file outside ${dataDir}`);
   if (existsSync(file) && !options.force) throw new BackupError(`${file} exists; pass --force to overwrite it`);
-  // A backup killed before its rename leaves its staging copy, as large as the data: the next one beside it removes it.
-  removeLeftovers(dirname(file), BACKUP_STAGING);
-  const staging = await mkdtemp(join(dirname(file), `.backup-${process.pid}-`));
-  const store = openStore(dataDir);
+  // A restore replaces the data file and LMDB's lock file under whoever has them open: a backup
+  // then copies data being thrown away, and the lock file it made could be shared with the new data
+  // file by a server started meanwhile. Marked as a writer, so that each refuses the other.
+  const release = refusing(() => markWriter(dataDir));
   try {
-    await store.root.backup(staging, true);
-    ownerOnlyFile(join(staging, DATA_FILE));
-    await syncToDisk(join(staging, DATA_FILE));
-    await rename(join(staging, DATA_FILE), file);
-    await syncToDisk(dirname(file));
+    // A backup killed before its rename leaves its staging copy, as large as the data: the next one beside it removes it.
+    removeLeftovers(dirname(file), BACKUP_STAGING);
+    const staging = await mkdtemp(join(dirname(file), `.backup-${process.pid}-`));
+    const store = openStore(dataDir);
+    try {
+      await store.root.backup(staging, true);
+      ownerOnlyFile(join(staging, DATA_FILE));
+      await syncToDisk(join(staging, DATA_FILE));
+      await rename(join(staging, DATA_FILE), file);
+      await syncToDisk(dirname(file));
+    } finally {
+      await store.close();
+      await rm(staging, { recursive: true, force: true });
+    }
   } finally {
-    await store.close();
-    await rm(staging, { recursive: true, force: true });
+    release();
   }
 }
 
@@ -57,7 +65,7 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   // Claimed as a server claims it, for the whole restore: a server started meanwhile would open the data
   // file this restore then replaces, and its acknowledged writes would go to the old one. A CLI command
   // that writes is refused likewise (`markWriter`); one already writing refuses the restore.
-  const release = claimOrRefuse(dataDir);
+  const release = refusing(() => claimDataDir(dataDir, 'restore'));
   // Named after this process: a start that finds it left by a killed restore removes it (server-claim.ts).
   const staging = join(dataDir, `.restore-${process.pid}`);
   try {
@@ -80,10 +88,10 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   }
 }
 
-/** `claimDataDir` for a restore, refusing as a restore does when a server or another restore holds the dir. */
-function claimOrRefuse(dataDir: string): () => void {
+/** Claims or marks the data dir, refused (`BackupError`) when a server or a restore holds it. */
+function refusing(hold: () => () => void): () => void {
   try {
-    return claimDataDir(dataDir, 'restore');
+    return hold();
   } catch (error) {
     if (error instanceof DataDirInUse) throw new BackupError(error.message);
     throw error;

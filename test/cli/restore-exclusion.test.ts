@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compiledService } from '../helpers/build.js';
 import { runCli, runEntry } from '../helpers/child.js';
@@ -104,4 +104,48 @@ t.test('a restore is refused while a command writes: the write would be lost to 
   const again = await runCli(['restore', backup, '--force'], { dataDir });
   t.equal(again.code, 0, `once the command is done, the restore runs: ${again.stderr}`);
   t.same(await appNames(dataDir), ['Backed up']);
+});
+
+t.test('a backup is refused while a restore runs, and a restore while a backup runs: each opens the data dir the other replaces', async (t) => {
+  const dir = t.testdir();
+  const { dataDir, backup } = await dataDirAndBackup(dir, 'Replaced');
+  const holdAfterCopy = join(dir, 'hold-after-copy.mjs');
+  writeFileSync(
+    holdAfterCopy,
+    [
+      "import fs from 'node:fs';",
+      "import { syncBuiltinESMExports } from 'node:module';",
+      'const { copyFile } = fs.promises;',
+      `fs.promises.copyFile = async (...args) => { await copyFile(...args); ${PAUSE} };`,
+      'syncBuiltinESMExports();',
+    ].join('\n'),
+  );
+  const cli = join(await compiledService(), 'src', 'cli.js');
+  const restore = await pausedChild(t, ['--import', holdAfterCopy, cli, 'restore', backup, '--force'], dataDir);
+  const during = join(dir, 'during-restore.mdb');
+  const refused = await runCli(['backup', during], { dataDir });
+  t.equal(refused.code, 1, refused.stderr);
+  t.match(refused.stderr, new RegExp(`^error: ${dataDir} is being restored by process ${restore.pid}; try again once it is done$`, 'm'));
+  t.notOk(existsSync(during), 'no backup is written');
+  t.equal((await restore.resume()).code, 0);
+
+  // A backup held once its staging directory is made, before it opens the data dir.
+  const holdAfterStaging = join(dir, 'hold-after-staging.mjs');
+  writeFileSync(
+    holdAfterStaging,
+    [
+      "import fs from 'node:fs';",
+      "import { syncBuiltinESMExports } from 'node:module';",
+      'const { mkdtemp } = fs.promises;',
+      `fs.promises.mkdtemp = async (...args) => { const made = await mkdtemp(...args); ${PAUSE} return made; };`,
+      'syncBuiltinESMExports();',
+    ].join('\n'),
+  );
+  const backingUp = await pausedChild(t, ['--import', holdAfterStaging, cli, 'backup', join(dir, 'second.mdb')], dataDir);
+  const restoreRefused = await runCli(['restore', backup, '--force'], { dataDir });
+  t.equal(restoreRefused.code, 1, restoreRefused.stderr);
+  t.match(restoreRefused.stderr, new RegExp(`^error: ${dataDir} is being written by process ${backingUp.pid} \\(a CLI command\\); try again once it is done$`, 'm'));
+  const backedUp = await backingUp.resume();
+  t.equal(backedUp.code, 0, backedUp.output);
+  t.same(readdirSync(dataDir).filter((name) => name.startsWith('.')), [], 'no mark is left');
 });
