@@ -81,22 +81,21 @@ export class SigningKeys {
   /** Adds a new current key; keys retired for longer than a token's lifetime are dropped. */
   async rotate(): Promise<SigningKey> {
     const now = this.clock.now();
-    // After the newest key though the clock was stepped back since (NTP): the newest key is the one that signs.
-    const createdAt = Math.max(now, (this.current()?.createdAt ?? -Infinity) + 1);
-    let seconds = Math.floor(createdAt / 1000);
-    while (this.keys.some((k) => k.kid === `sig-${seconds}`)) seconds++;
     const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALG, { crv: 'Ed25519', extractable: true });
-    const kid = `sig-${seconds}`;
-    const stored: StoredKey = {
-      kid,
-      createdAt,
-      privateJwk: { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' },
-      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' },
-    };
+    const [privateJwk, publicJwk] = await Promise.all([exportJWK(privateKey), exportJWK(publicKey)]);
     // A key stops signing when its successor arrives; no token it signed is accepted past `latestExpiry`.
     const expired = this.keys.slice(0, -1).filter((k, i) => this.keys[i + 1].createdAt + TOKENS_OUTLIVE_KEY_MS < now);
     await this.store.commit(() => {
-      this.db.put(kid, stored);
+      // Chosen in the write transaction: another process rotating in the same second (the CLI beside a
+      // server) may have taken the kid since this one read the list, and its key would be overwritten.
+      // After the newest key though the clock was stepped back since (NTP): the newest key is the one that signs.
+      const newest = Math.max(-Infinity, ...this.db.getRange({}).map(({ value }) => value.createdAt));
+      const createdAt = Math.max(now, newest + 1);
+      let seconds = Math.floor(createdAt / 1000);
+      while (this.db.doesExist(`sig-${seconds}`)) seconds++;
+      const kid = `sig-${seconds}`;
+      const named = { kid, alg: SIGNING_ALG, use: 'sig' };
+      this.db.put(kid, { kid, createdAt, privateJwk: { ...privateJwk, ...named }, publicJwk: { ...publicJwk, ...named } });
       for (const key of expired) this.db.remove(key.kid);
     });
     await this.reload();

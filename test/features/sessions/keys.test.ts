@@ -174,3 +174,25 @@ t.test("a retired key's tokens all expire before the key is dropped: one it sign
   t.equal((await read(lasting)).body.code, 'E_TOKEN_EXPIRED', 'by then every token it could sign has expired, the warm one too');
   t.equal((await read(outlivingAnyLifetime)).status, 401);
 });
+
+t.test('two processes rotating in the same second make two keys: neither overwrites the other, whose tokens would then be refused', async (t) => {
+  const clock = manualClock();
+  const dataDir = t.testdir();
+  const server = await startServer(t, { clock, dataDir });
+  // Another process (the CLI) that read the key list before the server's own rotation landed.
+  const other = await SigningKeys.open(server.deps.store, clock);
+  const ours = await rotateSigningKeys(server.deps.signingKeys);
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  t.equal(decodePart(signedIn.access_token.split('.')[0]).kid, ours.kid);
+  const theirs = await rotateSigningKeys(other);
+  t.not(theirs.kid, ours.kid, 'each key has a kid of its own');
+  t.equal([...server.deps.store.db<StoredKey>('signing_keys').getKeys({})].length, 3, 'every key made is kept');
+
+  const jwks = (await server.request('GET', '/hub/auth/keys')).body;
+  t.ok(verifiedByJwks(signedIn.access_token, jwks), 'the published keys still verify the token');
+  t.equal((await server.request('GET', `/me/applications/${server.app.id}/data`, { token: signedIn.access_token })).status, 200);
+  await server.close();
+  const restarted = await startServer(t, { clock, dataDir });
+  const read = await restarted.request('GET', `/me/applications/${server.app.id}/data`, { token: signedIn.access_token });
+  t.equal(read.status, 200, `a restarted server still accepts the token: ${JSON.stringify(read.body)}`);
+});
