@@ -18,7 +18,13 @@ export async function loadPepper(store: Store, options: { create?: boolean } = {
     throw new DataDirNotReady(`${store.path} holds applications but no secret pepper: restore it from a backup`);
   }
   if (options.create === false) throw new DataDirNotReady(`${store.path} has no secret pepper yet: a server start makes one`);
-  const pepper = randomBytes(32);
-  await store.commit(() => meta.put(PEPPER_KEY, pepper));
+  let pepper = randomBytes(32);
+  await store.commit(() => {
+    // Read again in the write transaction: another process opening the same fresh data dir (a CLI
+    // command beside a first start) may have made one since, and every secret it stored is HMAC'd under it.
+    const made = meta.get(PEPPER_KEY) as Uint8Array | undefined;
+    if (made) pepper = Buffer.from(made);
+    else meta.put(PEPPER_KEY, pepper);
+  });
   return pepper;
 }
