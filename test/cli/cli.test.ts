@@ -93,6 +93,9 @@ t.test('credentials made and revoked by the CLI count at once in a running serve
   const again = await cli('credential', 'revoke', '--app', shop.id, '--key', credential.key);
   t.equal(again.code, 1);
   t.match(again.stderr, /credential "key_\w+" not found/);
+  const elsewhere = await cli('credential', 'revoke', '--app', 'app_01JZZZZZZZZZZZZZZZZZZZZZZZ', '--key', credential.key);
+  t.equal(elsewhere.code, 1);
+  t.match(elsewhere.stderr, /application "app_01JZZZZZZZZZZZZZZZZZZZZZZZ" not found/, 'an unknown application is named as such');
 });
 
 t.test('backup while a server runs, restore into an empty dir, and the credentials still work', async (t) => {

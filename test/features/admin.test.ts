@@ -129,6 +129,13 @@ t.test('unknown applications and credentials answer 404', async (t) => {
   const res = await server.request('DELETE', `/admin/applications/${server.app.id}/credentials/key_nope`, { headers: admin });
   t.equal(res.status, 404);
   t.equal(res.body.code, 'E_CREDENTIAL_NOT_FOUND');
+  // A credential deleted under an application that does not exist: the application is what is missing.
+  for (const key of ['key_nope', server.app.key]) {
+    const gone = await server.request('DELETE', `/admin/applications/${missing}/credentials/${key}`, { headers: admin });
+    t.equal(gone.status, 404, `DELETE of ${key} under an unknown application`);
+    t.equal(gone.body.code, 'E_APPLICATION_NOT_FOUND');
+  }
+  t.equal(server.deps.apps.listCredentials(server.app.id).length, 1, 'the credential is still there');
 });
 
 t.test('credentials: create shows the secret once, list masks it, delete revokes it', async (t) => {

@@ -180,6 +180,7 @@ export class ApplicationStore {
   async revokeCredential(appId: string, key: string): Promise<void> {
     // Read inside the write transaction: of concurrent deletes (requests, the CLI) only one finds it.
     await this.store.commit(() => {
+      this.require(appId);
       const c = this.credentials.get(key);
       if (!c || c.app_id !== appId) throw notFound('credential', key);
       this.credentials.remove(key);
