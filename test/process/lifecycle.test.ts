@@ -1,6 +1,6 @@
 import t from 'tap';
 import { request as httpRequest } from 'node:http';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
 import { loadConfig } from '../../src/config.js';
@@ -67,6 +67,33 @@ t.test('a start that fails once listening (the default application finds the dis
 
   const next = await startChildServer(t, { dataDir });
   t.ok(next.defaultApp, 'the next start is not refused, and makes and shows the default application');
+});
+
+t.test('a first start whose disk fills up after the default application makes neither it nor its credential', async (t) => {
+  const dir = t.testdir();
+  const dataDir = join(dir, 'data');
+  const open = () => openServices(loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'silent' }));
+  await closeServices(await open());
+  // On a copy: how large the data file is once an application alone is written (a whole page more).
+  const probeDir = join(dir, 'probe');
+  cpSync(dataDir, probeDir, { recursive: true });
+  const probe = await openServices(loadConfig({ SVC_DATA_DIR: probeDir, SVC_LOG_LEVEL: 'silent' }));
+  await probe.apps.create('default');
+  await closeServices(probe);
+  // Room for the application's commit, not for a second one: its credential written apart finds the disk full.
+  const fileSizeLimitKiB = statSync(join(probeDir, 'data.mdb')).size / 1024 + 2;
+  const failed = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' }, fileSizeLimitKiB });
+  t.same([failed.code, failed.signal], [1, null], failed.stderr);
+  t.notMatch(failed.stdout, /app secret/);
+  const left = await open();
+  t.same(left.apps.list(), [], 'no application without a credential is left behind');
+  await closeServices(left);
+
+  const next = await startChildServer(t, { dataDir });
+  if (!t.ok(next.defaultApp, 'the next start makes and shows the default application')) return;
+  const { id, key, secret } = next.defaultApp!;
+  const used = await fetch(`${next.url}/applications/${id}/users/data`, { headers: { 'x-svc-app-key': key, 'x-svc-app-secret': secret } });
+  t.equal(used.status, 200, 'and its credential works');
 });
 
 t.test('a data file cut short stops the start, the commands and verify with a message, not a SIGBUS', async (t) => {

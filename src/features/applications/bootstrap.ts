@@ -5,7 +5,5 @@ export async function ensureDefaultApplication(
   apps: ApplicationStore,
 ): Promise<{ app: Application; credential: NewCredential } | undefined> {
   if (!apps.isEmpty()) return undefined;
-  const app = await apps.create('default');
-  const credential = await apps.createCredential(app.id);
-  return { app, credential };
+  return apps.createWithCredential('default');
 }

@@ -127,10 +127,25 @@ export class ApplicationStore {
   }
 
   async create(name: string, schema: AppSchema = emptySchema()): Promise<Application> {
-    const at = isoDate(this.clock.now());
-    const app: Application = { id: newId('app'), name, schema, created_at: at, updated_at: at, schema_updated_at: at };
+    const app = this.newApp(name, schema);
     await this.store.commit(() => this.apps.put(app.id, app));
     return app;
+  }
+
+  /** An application and its first credential in one commit: never one without the other. */
+  async createWithCredential(name: string): Promise<{ app: Application; credential: NewCredential }> {
+    const app = this.newApp(name, emptySchema());
+    const { stored, secret } = this.newCredential(app.id);
+    await this.store.commit(() => {
+      this.apps.put(app.id, app);
+      this.putCredential(stored);
+    });
+    return { app, credential: { ...showCredential(stored), secret } };
+  }
+
+  private newApp(name: string, schema: AppSchema): Application {
+    const at = isoDate(this.clock.now());
+    return { id: newId('app'), name, schema, created_at: at, updated_at: at, schema_updated_at: at };
   }
 
   async update(appId: string, changes: { name?: string; schema?: AppSchema }): Promise<Application> {
@@ -152,6 +167,12 @@ export class ApplicationStore {
 
   async createCredential(appId: string): Promise<NewCredential> {
     this.require(appId);
+    const { stored, secret } = this.newCredential(appId);
+    await this.store.commit(() => this.putCredential(stored));
+    return { ...showCredential(stored), secret };
+  }
+
+  private newCredential(appId: string): { stored: StoredCredential; secret: string } {
     const secret = `sec_${randomToken(32)}`;
     const stored: StoredCredential = {
       key: `key_${randomBase32(24)}`,
@@ -160,11 +181,12 @@ export class ApplicationStore {
       secret_masked: maskSecret(secret),
       created_at: isoDate(this.clock.now()),
     };
-    await this.store.commit(() => {
-      this.credentials.put(stored.key, stored);
-      this.appCredentials.put([appId, stored.key], true);
-    });
-    return { ...showCredential(stored), secret };
+    return { stored, secret };
+  }
+
+  private putCredential(stored: StoredCredential): void {
+    this.credentials.put(stored.key, stored);
+    this.appCredentials.put([stored.app_id, stored.key], true);
   }
 
   listCredentials(appId: string): CredentialInfo[] {
