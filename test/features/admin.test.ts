@@ -59,6 +59,11 @@ t.test('applications: create, get, list, update', async (t) => {
   const reread = await server.request('GET', `/admin/applications/${created.body.id}`, { headers: admin });
   t.same(reread.body, reschema.body, 'the update is stored');
 
+  const deleted = await server.request('DELETE', `/admin/applications/${created.body.id}`, { headers: admin });
+  t.equal(deleted.status, 405, 'applications cannot be deleted');
+  t.equal(deleted.body.code, 'E_METHOD_NOT_ALLOWED');
+  t.ok(server.deps.apps.get(created.body.id), 'and it is still there');
+
   const config = await server.request('GET', '/hub/app-config', {
     headers: { [server.deps.config.names.appKeyHeader]: server.app.key },
   });
