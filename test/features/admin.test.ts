@@ -1,6 +1,7 @@
 import t from 'tap';
 import { startServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
+import { manualClock } from '../../src/lib/clock.js';
 
 const ADMIN_TOKEN = 'admin-token-0123456789abcdef';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -178,6 +179,21 @@ t.test('credentials: create shows the secret once, list masks it, delete revokes
     headers: admin,
   });
   t.equal(again.status, 404);
+});
+
+t.test("an application's credentials are listed oldest first, as every other list", async (t) => {
+  const clock = manualClock();
+  const own = await startServer(t, { env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN }, clock });
+  const made = [own.app.key];
+  for (let i = 0; i < 8; i++) {
+    clock.advance(1);
+    made.push((await own.request('POST', `/admin/applications/${own.app.id}/credentials`, { headers: admin })).body.key);
+  }
+  const list = await own.request('GET', `/admin/applications/${own.app.id}/credentials`, { headers: admin });
+  t.strictSame(
+    list.body.results.map((c: { key: string }) => c.key),
+    made,
+  );
 });
 
 t.test('of concurrent deletes of one credential only one answers 204; the others find it gone', async (t) => {

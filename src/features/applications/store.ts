@@ -192,10 +192,11 @@ export class ApplicationStore {
   listCredentials(appId: string): CredentialInfo[] {
     this.require(appId);
     const keys = this.appCredentials.getKeys({ start: [appId, ''], end: [appId, '\uffff'] });
-    return [...keys].flatMap((k) => {
-      const c = this.credentials.get((k as string[])[1]);
-      return c ? [showCredential(c)] : [];
-    });
+    const stored = [...keys].flatMap((k) => this.credentials.get((k as string[])[1]) ?? []);
+    // Keys are random, so the index is in no useful order: oldest first, as every other list (ISO
+    // stamps of one width, so text order is time order; keys tell apart those of one millisecond).
+    const order = (c: StoredCredential) => c.created_at + c.key;
+    return stored.sort((a, b) => (order(a) < order(b) ? -1 : 1)).map(showCredential);
   }
 
   /** Deleting a credential revokes it for the very next request. */
