@@ -8,6 +8,8 @@ import type { Deps } from '../../src/deps.js';
 import { linkPath } from '../helpers/sign-in.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { INVITE_INDEX_DB } from '../../src/features/groups/invite-index.js';
+import type { InviteContext } from '../../machines/invite.machine.js';
+import { manualClock } from '../../src/lib/clock.js';
 
 /** Exactly these problems, in this order: a `match` alone would pass with more. */
 function problemsAre(t: Test, problems: string[], patterns: RegExp[]): void {
@@ -307,4 +309,43 @@ t.test('signing keys: at least one, each a working pair under its kid; no report
     await deps.store.commit(repair);
   }
   t.same(verifyStore(deps, allInvariants).problems, []);
+});
+
+t.test("an invite whose user is gone, or was made again after it, is reported (builds before format 10 kept a deleted user's answered invites)", async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const { deps } = server;
+  const appId = server.app.id;
+  const api = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${appId}${path}`, { app: server.app, body });
+  const group = (await api('POST', '/groups', { name: 'Team' })).body;
+  for (const user of ['boss', 'ada']) t.equal((await api('PUT', `/users/${user}/data`, { data: {} })).status, 200);
+  t.equal((await api('POST', `/groups/${group.id}/members`, { user_id: 'boss', roles: ['owner'] })).status, 200);
+  const invite = (await api('POST', `/groups/${group.id}/invites`, { user_id: 'ada', roles: [] })).body.invitation;
+  const { token } = await tokenFor(server, { user_id: 'ada' });
+  t.equal((await server.request('POST', `/me/groups/${group.id}/invites/${invite.id}/accept`, { token })).status, 200);
+  const inviteKey = [appId, group.id, invite.id];
+  const memberId = deps.runtime.read<InviteContext>('invite', inviteKey)!.context.member_id;
+  t.equal((await api('DELETE', `/groups/${group.id}/members/${memberId}`)).status, 204);
+  t.same(verifyStore(deps, allInvariants).problems, []);
+
+  // What an older build left: ada deleted, her accepted invite (and the group that counts it) kept.
+  const indexKey = [appId, 'ada', group.id, invite.id];
+  const groupKey = [appId, group.id];
+  const kept = {
+    invite: deps.runtime.table('invite').get(inviteKey)!,
+    group: deps.runtime.table('group').get(groupKey)!,
+    view: deps.profiles.groupViews.getBinary(groupKey)!,
+  };
+  t.equal((await api('DELETE', '/users/ada/data')).status, 204);
+  await deps.store.commit(() => {
+    deps.runtime.table('invite').put(inviteKey, kept.invite);
+    deps.runtime.table('group').put(groupKey, kept.group);
+    deps.profiles.groupViews.put(groupKey, kept.view);
+    deps.store.db(INVITE_INDEX_DB).put(indexKey, true);
+  });
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [new RegExp(`invited users: invite ${invite.id} names user ada, which does not exist`)]);
+
+  clock.advance(1000);
+  t.equal((await api('PUT', '/users/ada/data', { data: {} })).status, 200);
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [new RegExp(`invited users: invite ${invite.id} names user ada, made after the invite`)]);
 });

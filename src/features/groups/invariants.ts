@@ -83,6 +83,22 @@ export const groupInvariants: Invariant[] = [
     },
   },
   {
+    name: 'invited users',
+    // An invite's user was made or found when it was made: one gone, or made after it (deleted and made
+    // again under its ID), is not the invited user. Builds before format 10 kept answered invites of deleted users.
+    check(deps) {
+      const problems: string[] = [];
+      for (const { context: c } of all<InviteContext>(deps, INVITE_KIND)) {
+        const user = deps.users.get(c.appId, c.ensured_user_id);
+        if (!user) problems.push(`invite ${c.id} names user ${c.ensured_user_id}, which does not exist`);
+        else if (Date.parse(user.context.meta.created) > Date.parse(c.created_at)) {
+          problems.push(`invite ${c.id} names user ${c.ensured_user_id}, made after the invite`);
+        }
+      }
+      return problems;
+    },
+  },
+  {
     name: 'group indexes',
     // Lookups trust them: an entry naming a missing group or invite answers 404 to a list.
     check(deps) {
