@@ -1,5 +1,7 @@
 import t, { type Test } from 'tap';
+import sharp from 'sharp';
 import { startServer } from '../helpers/server.js';
+import { startServerWithSchema } from '../helpers/schema.js';
 import { verifyStore } from '../../src/verify/invariants.js';
 import { allInvariants } from '../../src/verify/all.js';
 import { userCountKey } from '../../src/features/users/directory.js';
@@ -348,4 +350,27 @@ t.test("an invite whose user is gone, or was made again after it, is reported (b
   clock.advance(1000);
   t.equal((await api('PUT', '/users/ada/data', { data: {} })).status, 200);
   problemsAre(t, verifyStore(deps, allInvariants).problems, [new RegExp(`invited users: invite ${invite.id} names user ada, made after the invite`)]);
+});
+
+t.test("a preview left of a file that is gone or holds other bytes is reported (a deleted user's thumbnail kept)", async (t) => {
+  const server = await startServerWithSchema(t, { fields: { avatar: { type: 'image', user_readable: true } } });
+  const { deps } = server;
+  const appId = server.app.id;
+  const base = `/applications/${appId}/users/ada/data`;
+  const image = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#c00' } }).png().toBuffer();
+  const body = new FormData();
+  body.set('data', '{}');
+  body.set('avatar', new Blob([new Uint8Array(image)], { type: 'image/png' }), 'ada.png');
+  t.equal((await server.request('PUT', base, { app: server.app, rawBody: body })).status, 200);
+  t.equal((await server.request('GET', `${base}/fields/avatar?preview=small`, { app: server.app })).status, 200);
+  const previews = deps.store.db<{ sha256: string }>('user_file_previews');
+  const key = [appId, 'ada', 'avatar', 'small'];
+  const preview = previews.get(key)!;
+  t.ok(preview, 'the preview is cached');
+  t.same(verifyStore(deps, allInvariants).problems, []);
+
+  await damage(t, deps, () => previews.put(key, { ...preview, sha256: 'f'.repeat(64) }), [/profile files: preview small of avatar of ada of .* is not of a stored file/], () => previews.put(key, preview));
+  const orphan = [appId, 'gone', 'avatar', 'small'];
+  await damage(t, deps, () => previews.put(orphan, preview), [/profile files: preview small of avatar of gone of .* is not of a stored file/], () => previews.remove(orphan));
+  t.same(verifyStore(deps, allInvariants).problems, []);
 });

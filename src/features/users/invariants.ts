@@ -111,6 +111,13 @@ export const userInvariants: Invariant[] = [
           }
         }
       }
+      // A preview is kept only while its file holds the bytes it was drawn from: dropping or replacing the file drops it.
+      for (const { key, value } of deps.store.db<{ sha256: string }>('user_file_previews').getRange({})) {
+        const [appId, userId, field, size] = key as [string, string, string, string];
+        if (files.get([appId, userId, field])?.sha256 !== value.sha256) {
+          problems.push(`preview ${size} of ${field} of ${userId} of ${appId} is not of a stored file`);
+        }
+      }
       return problems;
     },
   },
