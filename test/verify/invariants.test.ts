@@ -7,7 +7,7 @@ import { allInvariants } from '../../src/verify/all.js';
 import { userCountKey } from '../../src/features/users/directory.js';
 import { encodeGroupEntries, encodeUserView } from '../../src/features/users/view-record.js';
 import type { Deps } from '../../src/deps.js';
-import { linkPath } from '../helpers/sign-in.js';
+import { linkPath, requestLink, signInByLink } from '../helpers/sign-in.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { INVITE_INDEX_DB } from '../../src/features/groups/invite-index.js';
 import type { InviteContext } from '../../machines/invite.machine.js';
@@ -373,4 +373,25 @@ t.test("a preview left of a file that is gone or holds other bytes is reported (
   const orphan = [appId, 'gone', 'avatar', 'small'];
   await damage(t, deps, () => previews.put(orphan, preview), [/profile files: preview small of avatar of gone of .* is not of a stored file/], () => previews.remove(orphan));
   t.same(verifyStore(deps, allInvariants).problems, []);
+});
+
+t.test('sessions and magic links left of a user that is gone are reported', async (t) => {
+  const server = await startServer(t);
+  const { deps } = server;
+  const appId = server.app.id;
+  const { app_user_id: userId } = await signInByLink(server, 'ada@example.com');
+  t.equal((await requestLink(server, 'ada@example.com')).status, 200);
+  t.same(verifyStore(deps, allInvariants).problems, []);
+
+  // What a deletion that forgot them would leave: the user gone, its sessions and links kept whole.
+  const tables = ['sessions', 'refresh_tokens', 'session_tokens', 'magic_links', 'user_magic_links'].map((name) => deps.store.db(name));
+  const kept = tables.map((table) => [...table.getRange({})]);
+  t.equal((await server.request('DELETE', `/applications/${appId}/users/${userId}/data`, { app: server.app })).status, 204);
+  await deps.store.commit(() => tables.forEach((table, i) => kept[i].forEach(({ key, value }) => table.put(key, value))));
+  const gone = `user ${userId} of ${appId}, which does not exist`;
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [
+    new RegExp(`refresh token chains: session .* belongs to ${gone}`),
+    new RegExp(`magic link index: a link of ${gone}`),
+    new RegExp(`magic link index: a link of ${gone}`),
+  ]);
 });

@@ -2,7 +2,7 @@ import type { Invariant } from '../../verify/invariants.js';
 import type { Key } from '../../storage/store.js';
 import type { LinkRecord } from './link-store.js';
 
-/** Every magic link is indexed under its user, and every index entry names a link (see MagicLinks). */
+/** Every magic link is of an existing user and indexed under it, and every index entry names a link (see MagicLinks). */
 export const magicLinkInvariants: Invariant[] = [
   {
     name: 'magic link index',
@@ -14,6 +14,8 @@ export const magicLinkInvariants: Invariant[] = [
         if (!byUser.doesExist([value.appId, value.userId, value.expiresAt, key as string])) {
           problems.push(`a link of user ${value.userId} of ${value.appId} is not indexed`);
         }
+        // A link is made for a user it ensures, and deleting the user forgets its links.
+        if (!deps.users.exists(value.appId, value.userId)) problems.push(`a link of user ${value.userId} of ${value.appId}, which does not exist`);
       }
       for (const key of byUser.getKeys({})) {
         const [appId, userId, expiresAt, ref] = key as Key[];

@@ -26,10 +26,11 @@ export const sessionInvariants: Invariant[] = [
         if (!chained.has(String(hash))) problems.push('a refresh token is in no session chain');
       }
       for (const { key, value } of sessions.getRange({})) {
+        const [appId, userId, sid] = key as [string, string, string];
         const token = tokens.get(value.current);
-        if (!token || token.sid !== (key as Key[])[2]) {
-          problems.push(`session ${String((key as Key[])[2])} has no current refresh token`);
-        }
+        if (!token || token.sid !== sid) problems.push(`session ${sid} has no current refresh token`);
+        // Deleting a user ends its sessions.
+        if (!deps.users.exists(appId, userId)) problems.push(`session ${sid} belongs to user ${userId} of ${appId}, which does not exist`);
       }
       return problems;
     },
