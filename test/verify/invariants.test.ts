@@ -160,7 +160,11 @@ t.test('damage that lookups and listings trust is reported: credential list, gro
     t,
     deps,
     () => apps.remove(appId),
-    [/app credentials: credential .* belongs to application .* which does not exist/, /profile read model: user u1 belongs to application .* which does not exist/],
+    [
+      /app credentials: credential .* belongs to application .* which does not exist/,
+      /profile read model: user u1 belongs to application .* which does not exist/,
+      new RegExp(`group count: group ${group.id} belongs to application ${appId}, which does not exist`),
+    ],
     () => apps.put(appId, app),
   );
   t.same(verifyStore(deps, allInvariants).problems, []);

@@ -30,7 +30,13 @@ const isLinkOf = (link: LinkRecord, c: InviteContext) =>
 export const groupInvariants: Invariant[] = [
   {
     name: 'group count',
-    check: (deps) => counterMatchesRecount(deps, 'groups', deps.runtime.table(GROUP_KIND), groupCountKey),
+    check(deps) {
+      const problems = counterMatchesRecount(deps, 'groups', deps.runtime.table(GROUP_KIND), groupCountKey);
+      for (const { context: c } of all<GroupContext>(deps, GROUP_KIND)) {
+        if (!deps.apps.get(c.appId)) problems.push(`group ${c.id} belongs to application ${c.appId}, which does not exist`);
+      }
+      return problems;
+    },
   },
   {
     name: 'group totals',
