@@ -399,3 +399,30 @@ t.test('sessions and magic links left of a user that is gone are reported', asyn
     new RegExp(`magic link index: a link of ${gone}`),
   ]);
 });
+
+t.test('a record that cannot be read stops no check but its own: verify reports it with everything else', async (t) => {
+  const dataDir = t.testdir();
+  const server = await startServer(t, { dataDir });
+  const { deps } = server;
+  const appId = server.app.id;
+  const api = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${appId}${path}`, { app: server.app, body });
+  const group = (await api('POST', '/groups', { name: 'Team' })).body;
+  t.equal((await api('PUT', '/users/ada/data', { data: {} })).status, 200);
+  t.equal((await api('POST', `/groups/${group.id}/invites`, { user_id: 'ada', roles: [] })).status, 200);
+  const bodies = deps.profiles.renderBodies(deps.users.get(appId, 'ada')!, deps.apps.require(appId).schema);
+  const unreadable = encodeUserView({ ...bodies, platformHead: '{"broken', schemaStamp: '', access: deps.profiles.signedInView(appId, 'ada')!.access, groups: encodeGroupEntries([]) });
+  await deps.store.commit(() => {
+    deps.profiles.records.put([appId, 'ada'], unreadable);
+    deps.store.db('counters').put(userCountKey(appId), 7);
+  });
+  await server.close();
+
+  const { runCli } = await import('../helpers/child.js');
+  const verified = await runCli(['verify'], { dataDir });
+  t.equal(verified.code, 1, verified.stderr);
+  problemsAre(t, JSON.parse(verified.stdout).problems, [
+    /user count.*counter says 7, recount finds 1/,
+    /profile read model: record of ada .* is unreadable/,
+    /invited users: could not finish \(SyntaxError\): a record it reads is unreadable/,
+  ]);
+});
