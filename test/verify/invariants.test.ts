@@ -258,6 +258,17 @@ t.test('oidc credentials: each one sits under its client, which belongs to an ap
       credentials.put(key, stored);
     },
   );
+  const clients = deps.store.db<{ id: string; app_id: string }>('oidc_clients');
+  const webClient = clients.get([appId, web.id])!;
+  for (const change of [{ id: bare.id }, { app_id: 'app_elsewhere' }]) {
+    await damage(
+      t,
+      deps,
+      () => clients.put([appId, web.id], { ...webClient, ...change }),
+      [new RegExp(`oidc credentials: client ${web.id} of ${appId} disagrees with its key`)],
+      () => clients.put([appId, web.id], webClient),
+    );
+  }
   const apps = deps.store.db('apps');
   const app = apps.get(appId);
   await damage(
