@@ -390,8 +390,9 @@ t.test("a preview left of a file that is gone or holds other bytes is reported (
   t.same(verifyStore(deps, allInvariants).problems, []);
 });
 
-t.test('sessions and magic links left of a user that is gone are reported', async (t) => {
-  const server = await startServer(t);
+t.test('sessions and magic links left of a user that is gone, or made again after them, are reported', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
   const { deps } = server;
   const appId = server.app.id;
   const { app_user_id: userId } = await signInByLink(server, 'ada@example.com');
@@ -409,6 +410,12 @@ t.test('sessions and magic links left of a user that is gone are reported', asyn
     new RegExp(`magic link index: a link of ${gone}`),
     new RegExp(`magic link index: a link of ${gone}`),
   ]);
+
+  // The ID made again later: the links left are not of this user (its redemption refuses them).
+  clock.advance(1000);
+  t.equal((await server.request('PUT', `/applications/${appId}/users/${userId}/data`, { app: server.app, body: { data: {} } })).status, 200);
+  const before = `a link of user ${userId} of ${appId} was made before that user`;
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [new RegExp(`magic link index: ${before}`), new RegExp(`magic link index: ${before}`)]);
 });
 
 t.test('a record that cannot be read stops no check but its own: verify reports it with everything else', async (t) => {

@@ -15,7 +15,11 @@ export const magicLinkInvariants: Invariant[] = [
           problems.push(`a link of user ${value.userId} of ${value.appId} is not indexed`);
         }
         // A link is made for a user it ensures, and deleting the user forgets its links.
-        if (!deps.users.exists(value.appId, value.userId)) problems.push(`a link of user ${value.userId} of ${value.appId}, which does not exist`);
+        const user = deps.users.get(value.appId, value.userId);
+        if (!user) problems.push(`a link of user ${value.userId} of ${value.appId}, which does not exist`);
+        else if (value.createdAt < Date.parse(user.context.meta.created)) {
+          problems.push(`a link of user ${value.userId} of ${value.appId} was made before that user`);
+        }
       }
       for (const key of byUser.getKeys({})) {
         const [appId, userId, expiresAt, ref] = key as Key[];
