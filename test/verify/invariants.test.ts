@@ -418,7 +418,7 @@ t.test('sessions and magic links left of a user that is gone, or made again afte
   problemsAre(t, verifyStore(deps, allInvariants).problems, [new RegExp(`magic link index: ${before}`), new RegExp(`magic link index: ${before}`)]);
 });
 
-t.test('a record that cannot be read stops no check but its own: verify reports it with everything else', async (t) => {
+t.test('a record that cannot be read stops no other check: verify reports it with everything else', async (t) => {
   const dataDir = t.testdir();
   const server = await startServer(t, { dataDir });
   const { deps } = server;
@@ -432,6 +432,7 @@ t.test('a record that cannot be read stops no check but its own: verify reports 
   await deps.store.commit(() => {
     deps.profiles.records.put([appId, 'ada'], unreadable);
     deps.store.db('counters').put(userCountKey(appId), 7);
+    deps.store.db('user_files').put([appId, 'ada', 'avatar'], { content_type: 'image/png', sha256: 'f'.repeat(64), bytes: Buffer.from('x') });
   });
   await server.close();
 
@@ -441,6 +442,6 @@ t.test('a record that cannot be read stops no check but its own: verify reports 
   problemsAre(t, JSON.parse(verified.stdout).problems, [
     /user count.*counter says 7, recount finds 1/,
     /profile read model: record of ada .* is unreadable/,
-    /invited users: could not finish \(SyntaxError\): a record it reads is unreadable/,
+    /profile files: could not finish \(SyntaxError\): a record it reads is unreadable/,
   ]);
 });

@@ -9,6 +9,7 @@ import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, groupCountKey, isActiveOwner } fr
 import { renderGroup, renderMember } from './render.js';
 import { INVITE_INDEX_DB, InviteIndex } from './invite-index.js';
 import { GROUP_NAMES_DB, nameKey } from './names.js';
+import { userMadeAt } from '../users/invariants.js';
 
 type Stored<C> = { key: Key[]; state: string; context: C };
 
@@ -95,9 +96,9 @@ export const groupInvariants: Invariant[] = [
     check(deps) {
       const problems: string[] = [];
       for (const { context: c } of all<InviteContext>(deps, INVITE_KIND)) {
-        const user = deps.users.get(c.appId, c.ensured_user_id);
-        if (!user) problems.push(`invite ${c.id} names user ${c.ensured_user_id}, which does not exist`);
-        else if (Date.parse(user.context.meta.created) > Date.parse(c.created_at)) {
+        const madeAt = userMadeAt(deps, c.appId, c.ensured_user_id);
+        if (madeAt === undefined) problems.push(`invite ${c.id} names user ${c.ensured_user_id}, which does not exist`);
+        else if (madeAt !== null && madeAt > Date.parse(c.created_at)) {
           problems.push(`invite ${c.id} names user ${c.ensured_user_id}, made after the invite`);
         }
       }

@@ -1,6 +1,7 @@
 import type { Invariant } from '../../verify/invariants.js';
 import type { Key } from '../../storage/store.js';
 import type { LinkRecord } from './link-store.js';
+import { userMadeAt } from '../users/invariants.js';
 
 /** Every magic link is of an existing user and indexed under it, and every index entry names a link (see MagicLinks). */
 export const magicLinkInvariants: Invariant[] = [
@@ -15,9 +16,9 @@ export const magicLinkInvariants: Invariant[] = [
           problems.push(`a link of user ${value.userId} of ${value.appId} is not indexed`);
         }
         // A link is made for a user it ensures, and deleting the user forgets its links.
-        const user = deps.users.get(value.appId, value.userId);
-        if (!user) problems.push(`a link of user ${value.userId} of ${value.appId}, which does not exist`);
-        else if (value.createdAt < Date.parse(user.context.meta.created)) {
+        const madeAt = userMadeAt(deps, value.appId, value.userId);
+        if (madeAt === undefined) problems.push(`a link of user ${value.userId} of ${value.appId}, which does not exist`);
+        else if (madeAt !== null && value.createdAt < madeAt) {
           problems.push(`a link of user ${value.userId} of ${value.appId} was made before that user`);
         }
       }

@@ -23,6 +23,16 @@ function* storedUsers(deps: Deps): Generator<{ appId: string; userId: string; us
   }
 }
 
+/** When a user was made: undefined when there is no such user, null when its record is unreadable (the read-model check reports it). */
+export function userMadeAt(deps: Deps, appId: string, userId: string): number | null | undefined {
+  try {
+    const user = deps.users.get(appId, userId);
+    return user && Date.parse(user.context.meta.created);
+  } catch {
+    return null;
+  }
+}
+
 /** What must hold between user records, their count, their lookup index and their read model. */
 export const userInvariants: Invariant[] = [
   {
