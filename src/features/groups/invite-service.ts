@@ -99,10 +99,12 @@ export class InviteService {
    */
   async create(acting: Acting, groupId: string, request: InviteRequest): Promise<{ invite: InviteView; link: string | null }> {
     const { appId } = acting;
-    const inviteId = newId('invite');
-    const memberId = newId('member');
     const target = userTarget(this.core.users, appId, request.ref);
-    const locks = [inviteLock(appId, groupId, inviteId), memberLock(appId, groupId, memberId), ...target.locks];
+    let [inviteId, memberId] = ['', ''];
+    const locks = () => {
+      [inviteId, memberId] = [newId('invite'), newId('member')];
+      return [inviteLock(appId, groupId, inviteId), memberLock(appId, groupId, memberId), ...target.locks];
+    };
     return runEdit(this.core, acting, groupId, locks, (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const userId = target.resolve(turn, edit.hold);

@@ -13,14 +13,24 @@ export type Hold = (keys: readonly string[]) => void;
 
 const MAX_ATTEMPTS = 5;
 
+/** A turn's locks, or what names them before each attempt (see `runHolding`). */
+export type Locks = readonly string[] | (() => readonly string[]);
+
+/** The keys `locks` names for the attempt about to run. */
+export const lockKeysOf = (locks: Locks): readonly string[] => (typeof locks === 'function' ? locks() : locks);
+
 /**
  * Runs a turn whose lock set depends on what it finds (a group's members, the member of an
  * invite): the body calls `hold` before touching anything it did not know of beforehand, and a
  * refused attempt is repeated with the bigger set. Nothing is committed by an attempt that asks.
+ * A turn that makes new records draws their IDs in `locks`, once per attempt: an attempt queued
+ * again behind turns that overtook it gets IDs after theirs, so a list paged by ID never shows it
+ * before an item committed earlier (a client holding that item as its cursor would skip it).
  */
-export async function runHolding<T>(runtime: ActorRuntime, locks: readonly string[], body: (turn: Turn, hold: Hold) => T): Promise<T> {
-  const held = new Set(locks);
+export async function runHolding<T>(runtime: ActorRuntime, locks: Locks, body: (turn: Turn, hold: Hold) => T): Promise<T> {
+  const learned = new Set<string>();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const held = new Set([...lockKeysOf(locks), ...learned]);
     try {
       return await runtime.run([...held], (turn) =>
         body(turn, (keys) => {
@@ -30,7 +40,7 @@ export async function runHolding<T>(runtime: ActorRuntime, locks: readonly strin
       );
     } catch (error) {
       if (!(error instanceof MissingLocks)) throw error;
-      for (const key of error.keys) held.add(key);
+      for (const key of error.keys) learned.add(key);
     }
   }
   throw unavailable('The group is changing too fast; try again');

@@ -28,9 +28,13 @@ export class MemberService {
   /** 409 `E_MEMBER_EXISTS` for a user already in the group; the first member gets `owner`. On `/me`, `active` only (403). */
   async add(acting: Acting, groupId: string, request: NewMemberRequest): Promise<MemberView> {
     const { appId } = acting;
-    const memberId = newId('member');
     const target = userTarget(this.core.users, appId, request.ref);
-    return runEdit(this.core, acting, groupId, [memberLock(appId, groupId, memberId), ...target.locks], (edit, turn) => {
+    let memberId = '';
+    const locks = () => {
+      memberId = newId('member');
+      return [memberLock(appId, groupId, memberId), ...target.locks];
+    };
+    return runEdit(this.core, acting, groupId, locks, (edit, turn) => {
       if (acting.kind === 'user') {
         edit.requireOwner(acting.userId);
         if (request.state !== 'active') throw forbidden(OWNER_ADDS_ACTIVE);
