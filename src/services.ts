@@ -46,9 +46,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const logger = options.logger ?? createLogger(config.logLevel);
   const readOnly = options.readOnly ?? false;
   const store = openStore(config.dataDir, { readOnly });
-  // Whatever step fails once the store is open, the runtime (if made: its sweep timer runs) is stopped
-  // and the store closed before the error goes on.
-  let stopRuntime: (() => void) | undefined;
+  // Whatever step fails once the store is open, the timers started by then (the runtime's sweep, the
+  // key watch) are stopped and the store closed before the error goes on.
+  const stopTimers: Array<() => void> = [];
   try {
     if (readOnly) requireCurrentFormat(store);
     const pepper = await loadPepper(store, { create: !readOnly });
@@ -63,11 +63,15 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       idleMs: config.actorIdleMs,
       snapshotStores: { [USER_KIND]: profiles.snapshotStore() },
     });
-    stopRuntime = () => runtime.stop();
+    stopTimers.push(() => runtime.stop());
     const users = new UserDirectory(store, runtime, profiles, apps);
     if (!readOnly) await migrate(store, logger, formatSteps(runtime, profiles, apps, users));
     const signingKeys = await SigningKeys.open(store, clock, { readOnly });
     const accessTokens = new AccessTokens(config, signingKeys, clock);
+    if (!readOnly) {
+      accessTokens.watchKeys((error) => logger.warn({ err: error }, 'reading the signing keys failed'));
+      stopTimers.push(() => accessTokens.stop());
+    }
     const sessions = new SessionStore(store, pepper, config.accessTokenTtlSeconds * 1000);
     const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new RegisteredRedirects(store), new LinkPurposes());
     const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks, config });
@@ -107,13 +111,14 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock), config.trustedProxies),
     };
   } catch (error) {
-    stopRuntime?.();
+    for (const stop of stopTimers) stop();
     await store.close();
     throw error;
   }
 }
 
 export async function closeServices(deps: Deps): Promise<void> {
+  deps.accessTokens.stop();
   deps.runtime.stop();
   await deps.store.close();
 }

@@ -32,6 +32,8 @@ export interface IssueRequest {
 export const newSessionId = (at: number) => `sess_${ulid(at)}`;
 
 const MAX_CACHED = 100_000;
+/** How often a server reads the key list for a rotation by another process (`keys rotate --revoke`). */
+export const KEY_WATCH_MS = 1000;
 
 /**
  * Issues and verifies the service's access tokens (EdDSA JWTs). A verified token is cached until
@@ -43,13 +45,33 @@ export class AccessTokens {
    * Verified tokens by their signature segment (shorter to hash than the whole token); the whole
    * token is compared on a hit.
    */
-  private readonly verified = new Map<string, { token: string; claims: AccessClaims }>();
+  private readonly verified = new Map<string, { token: string; claims: AccessClaims; kid: string }>();
+  private keyWatch?: NodeJS.Timeout;
 
   constructor(
     private readonly config: Config,
     private readonly keys: SigningKeys,
     private readonly clock: Clock,
   ) {}
+
+  /**
+   * Reads the key list every `KEY_WATCH_MS`: a token verified before is not verified again, so a key
+   * another process revoked (`keys rotate --revoke`) must be seen without a request asking for it.
+   */
+  watchKeys(onError: (error: unknown) => void): void {
+    this.keyWatch = setInterval(() => this.forgetRevokedKeys().catch(onError), KEY_WATCH_MS);
+    this.keyWatch.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.keyWatch);
+  }
+
+  /** Picks up a rotation by another process, and forgets the verified tokens of every key it dropped. */
+  async forgetRevokedKeys(): Promise<void> {
+    if (!(await this.keys.refresh())) return;
+    for (const [signature, { kid }] of this.verified) if (!this.keys.find(kid)) this.verified.delete(signature);
+  }
 
   async issue(request: IssueRequest): Promise<{ token: string; claims: AccessClaims }> {
     await this.keys.refresh();
@@ -111,7 +133,7 @@ export class AccessTokens {
       throw tokenRefused('The access token outlives what its signing key may sign');
     }
     if (this.verified.size >= MAX_CACHED) this.verified.clear();
-    this.verified.set(signatureOf(token), { token, claims });
+    this.verified.set(signatureOf(token), { token, claims, kid: signer!.kid });
     return claims;
   }
 

@@ -71,15 +71,23 @@ export class SigningKeys {
     this.keys = await Promise.all(stored.map(toSigningKey));
   }
 
-  /** Picks up keys rotated by another process (`keys rotate`); only a key-list read when nothing changed. */
-  async refresh(): Promise<void> {
+  /**
+   * Picks up keys rotated by another process (`keys rotate`); only a key-list read when nothing changed.
+   * Answers whether the list changed.
+   */
+  async refresh(): Promise<boolean> {
     const stored = [...this.db.getKeys({})].map(String).sort().join(' ');
     const loaded = this.keys.map((k) => k.kid).sort().join(' ');
-    if (stored !== loaded) await this.reload();
+    if (stored === loaded) return false;
+    await this.reload();
+    return true;
   }
 
-  /** Adds a new current key; keys retired for longer than a token's lifetime are dropped. */
-  async rotate(): Promise<SigningKey> {
+  /**
+   * Adds a new current key; keys retired for longer than a token's lifetime are dropped, and with
+   * `revoke` every other key at once (one feared leaked): the tokens they signed are refused from then on.
+   */
+  async rotate(options: { revoke?: boolean } = {}): Promise<SigningKey> {
     const now = this.clock.now();
     const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALG, { crv: 'Ed25519', extractable: true });
     const [privateJwk, publicJwk] = await Promise.all([exportJWK(privateKey), exportJWK(publicKey)]);
@@ -96,7 +104,8 @@ export class SigningKeys {
       const kid = `sig-${seconds}`;
       const named = { kid, alg: SIGNING_ALG, use: 'sig' };
       this.db.put(kid, { kid, createdAt, privateJwk: { ...privateJwk, ...named }, publicJwk: { ...publicJwk, ...named } });
-      for (const key of expired) this.db.remove(key.kid);
+      const dropped = options.revoke ? [...this.db.getKeys({})].map(String).filter((k) => k !== kid) : expired.map((k) => k.kid);
+      for (const key of dropped) this.db.remove(key);
     });
     await this.reload();
     return this.current();
@@ -127,8 +136,8 @@ export class SigningKeys {
   }
 }
 
-/** `keys rotate` (CLI): makes a new current key; answers its kid and every kid still published. */
-export async function rotateSigningKeys(keys: SigningKeys): Promise<{ kid: string; published: string[] }> {
-  const { kid } = await keys.rotate();
+/** `keys rotate [--revoke]` (CLI): makes a new current key; answers its kid and every kid still published. */
+export async function rotateSigningKeys(keys: SigningKeys, options: { revoke?: boolean } = {}): Promise<{ kid: string; published: string[] }> {
+  const { kid } = await keys.rotate(options);
   return { kid, published: keys.jwks().keys.map((k) => String(k.kid)) };
 }
