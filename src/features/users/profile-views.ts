@@ -22,6 +22,7 @@ import {
   platformBody,
   storedBody,
   withGroupEntry,
+  withOpening,
   type GroupBytes,
   type GroupEntry,
   type MeView,
@@ -79,15 +80,20 @@ export class ProfileViews {
   readonly groupViews: Database<Buffer, Key>;
   /** `[appId, userId]` → the user's view record (view-record.ts), stored as raw bytes. */
   readonly records: Database<Buffer, Key>;
+  /** How every body opens: the key of the user's ID, named after the brand. */
+  private readonly opening: string;
+  private readonly openingBytes: Buffer;
 
   constructor(
     store: Store,
     private readonly apps: ApplicationStore,
-    private readonly config: Config,
+    config: Config,
   ) {
     this.records = store.db<Buffer>(USER_VIEWS_DB, { encoding: 'binary' });
     this.memberships = store.db<MemberEntry>('user_groups');
     this.groupViews = store.db<Buffer>('group_views', { encoding: 'binary' });
+    this.opening = `{${json(config.names.userField)}:`;
+    this.openingBytes = Buffer.from(this.opening);
   }
 
   /** The user's memberships as its record lists them, from the memberships table. */
@@ -115,7 +121,7 @@ export class ProfileViews {
    */
   renderBodies(user: UserView, schema: AppSchema): RenderedUser {
     const c = user.context;
-    const head = `{${json(this.config.names.userField)}:${json(c.id)},"state":${json(user.state)},"auth_level":${json(c.auth_level)},"attributes":${json(c.attributes)},"data":`;
+    const head = `${this.opening}${json(c.id)},"state":${json(user.state)},"auth_level":${json(c.auth_level)},"attributes":${json(c.attributes)},"data":`;
     const dataOf = (data: string, verified: string) => `${data},"verified_data":${verified},"groups":`;
     return {
       platformHead: head + dataOf(json(c.data), json(c.verified_data)),
@@ -211,7 +217,7 @@ export class ProfileViews {
   /** Prepared bytes of the platform profile, or undefined for an unknown user. */
   platformBytes(appId: string, userId: string): Uint8Array | undefined {
     const record = this.recordOf([appId, userId]);
-    return record && platformBody(record, this.groupBytesOf(appId));
+    return record && withOpening(platformBody(record, this.groupBytesOf(appId)), this.openingBytes);
   }
 
   /** What a signed-in user's request needs, from one read: its access marks and its `/me` body. */
@@ -230,14 +236,14 @@ export class ProfileViews {
   /** Prepared platform bytes of one page of an app's profiles, in user ID order, read as they are taken. */
   *platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Generator<Uint8Array> {
     const groupBytes = this.groupBytesOf(appId);
-    for (const { value } of pageEntries(this.records, { ...request, prefix: [appId] })) yield platformBody(value, groupBytes);
+    for (const { value } of pageEntries(this.records, { ...request, prefix: [appId] })) yield withOpening(platformBody(value, groupBytes), this.openingBytes);
   }
 
   /** Prepared bytes of the user's own view, re-rendered when the schema changed since; from `view` when given. */
   meBytes(appId: string, userId: string, view = this.meViewOf(appId, userId)): Buffer | undefined {
     if (!view) return undefined;
     const app = this.apps.require(appId);
-    if (view.schemaStamp === schemaStampOf(app)) return meBody(view, this.groupBytesOf(appId));
+    if (view.schemaStamp === schemaStampOf(app)) return withOpening(meBody(view, this.groupBytesOf(appId)), this.openingBytes);
     const user = this.storedUser(appId, userId);
     if (!user) return undefined;
     const { meHead, tail } = this.renderBodies(user, app.schema);

@@ -250,6 +250,16 @@ function* groupEntriesIn(groups: Buffer): Generator<GroupEntry> {
   }
 }
 
+/**
+ * `body` opening with `opening`, the key of the user's ID as `SVC_BRAND` names it now (`{"svc_user":`):
+ * a record rendered under another brand opens with that brand's key until its user is written again.
+ */
+export function withOpening(body: Buffer, opening: Buffer): Buffer {
+  if (body.compare(opening, 0, opening.length, 0, opening.length) === 0) return body;
+  // A brand's key (`<brand>_user`, lowercase letters and digits) holds no escape: it ends at the first `":`.
+  return Buffer.concat([opening, body.subarray(body.indexOf('":', 2) + 2)]);
+}
+
 /** The platform body, whole: a copy, never LMDB's buffer. */
 export const platformBody = (record: Buffer, groupBytes: GroupBytes): Buffer => bodyOf(record, PLATFORM_HEAD, groupBytes);
 

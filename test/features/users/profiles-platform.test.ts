@@ -433,3 +433,33 @@ t.test('schema fields named like members of Object.prototype are fields like any
   const sample = await server.request('GET', `/applications/${server.app.id}/users/__sample__/data`, { app: server.app });
   t.match(sample.body.data, { valueOf: 'example', toString: 42, hasOwnProperty: true }, 'the sample shows every field');
 });
+
+t.test('after SVC_BRAND changes, every profile names its user under the new brand, also one not written since', async (t) => {
+  const dataDir = t.testdir();
+  const before = await startServer(t, { dataDir });
+  const app = before.app;
+  const written = await before.request('PUT', `/applications/${app.id}/users/old-one/data`, { app, body: { data: { first_name: 'Ada' } } });
+  t.equal(written.body.svc_user, 'old-one');
+  await before.close();
+
+  const server = await startServer(t, { dataDir, env: { SVC_BRAND: 'acme' } });
+  const headers = { 'x-acme-app-key': app.key, 'x-acme-app-secret': app.secret };
+  const users = `/applications/${app.id}/users`;
+  await server.request('PUT', `${users}/new-one/data`, { headers, body: { data: { first_name: 'Grace' } } });
+  const answers = {
+    read: (await server.request('GET', `${users}/old-one/data`, { headers })).body,
+    projected: (await server.request('GET', `${users}/old-one/data?fields=first_name`, { headers })).body,
+    listed: (await server.request('GET', `${users}/data?id_filter=old-one`, { headers })).body.results[0],
+  };
+  for (const [name, body] of Object.entries(answers)) {
+    t.equal(body.acme_user, 'old-one', name);
+    t.notOk('svc_user' in body, `${name}: no key of the old brand`);
+    t.same(body.data.first_name, 'Ada', name);
+  }
+  const list = (await server.request('GET', `${users}/data`, { headers })).body;
+  t.same(
+    list.results.map((profile: Record<string, unknown>) => Object.keys(profile)[0]),
+    ['acme_user', 'acme_user'],
+    'a page names every user alike',
+  );
+});
