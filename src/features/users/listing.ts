@@ -35,17 +35,19 @@ function* bodiesOf(profiles: ProfileViews, appId: string, ids: readonly string[]
   }
 }
 
-/** IDs matching every given filter, ascending. Without `include_duplicates`, only the oldest user per lookup value. */
+/**
+ * IDs matching every given filter, ascending. Without `include_duplicates`, only the oldest user per
+ * lookup value among those `id_filter` lists: a listed holder is found though an older one is not listed.
+ */
 function filteredIds(users: UserDirectory, appId: string, query: ListQuery): string[] {
-  let matches: Set<string> | undefined;
-  if (query.id_filter) matches = new Set(query.id_filter.filter((id) => users.exists(appId, id)));
+  const listed = query.id_filter && new Set(query.id_filter.filter((id) => users.exists(appId, id)));
+  let matches = listed;
   if (query.lookup_filter) {
-    const found = new Set<string>();
+    matches = new Set();
     for (const value of query.lookup_filter) {
-      const ids = users.findByAddress(appId, addressKindOf(value), value);
-      for (const id of query.include_duplicates ? ids : ids.slice(0, 1)) found.add(id);
+      const holders = users.findByAddress(appId, addressKindOf(value), value).filter((id) => !listed || listed.has(id));
+      for (const id of query.include_duplicates ? holders : holders.slice(0, 1)) matches.add(id);
     }
-    matches = matches ? new Set([...matches].filter((id) => found.has(id))) : found;
   }
   // Plain string order is the byte order of the ASCII IDs in LMDB, so cursors mean the same everywhere.
   return [...(matches ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

@@ -107,6 +107,9 @@ t.test('filters: lookup (data and verified_data, case-insensitive), IDs, duplica
 
   const both = await list(`id_filter=${ids[5]},${ids[10]},${ids[11]}&lookup_filter=twin@example.com&include_duplicates=true`);
   t.same(both.ids, [ids[5], ids[10]], 'filters combine: users matching both');
+  const younger = await list(`id_filter=${ids[10]},${ids[11]}&lookup_filter=twin@example.com`);
+  t.same([younger.total, younger.ids], [1, [ids[10]]], 'a user matching both is found though an older user not listed holds the address too');
+  t.same((await list(`id_filter=${ids[10]},${ids[5]}&lookup_filter=twin@example.com`)).ids, [ids[5]], 'the oldest of those listed per value');
 
   const projected = await list(`id_filter=${ids[1]}&fields=first_name,email`);
   t.same(projected.body.results[0].data, { user_id: ids[1], first_name: 'F1', email: 'user1@example.com' });
