@@ -5,5 +5,5 @@ export async function ensureDefaultApplication(
   apps: ApplicationStore,
 ): Promise<{ app: Application; credential: NewCredential } | undefined> {
   if (!apps.isEmpty()) return undefined;
-  return apps.createWithCredential('default');
+  return apps.createFirst('default');
 }

@@ -132,15 +132,22 @@ export class ApplicationStore {
     return app;
   }
 
-  /** An application and its first credential in one commit: never one without the other. */
-  async createWithCredential(name: string): Promise<{ app: Application; credential: NewCredential }> {
+  /**
+   * The first application with its first credential, in one commit, made only while there is no
+   * application at all (checked in that commit: a CLI `app create` may land after the caller looked):
+   * a crash or a full disk leaves both or neither, never an app whose credential was never shown.
+   */
+  async createFirst(name: string): Promise<{ app: Application; credential: NewCredential } | undefined> {
     const app = this.newApp(name, emptySchema());
     const { stored, secret } = this.newCredential(app.id);
+    let made = false;
     await this.store.commit(() => {
+      if (!this.isEmpty()) return;
       this.apps.put(app.id, app);
       this.putCredential(stored);
+      made = true;
     });
-    return { app, credential: { ...showCredential(stored), secret } };
+    return made ? { app, credential: { ...showCredential(stored), secret } } : undefined;
   }
 
   private newApp(name: string, schema: AppSchema): Application {

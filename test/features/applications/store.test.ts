@@ -30,3 +30,22 @@ t.test('get answers the same frozen record until its stored bytes change', async
   await store.commit(() => store.db('apps').remove(created.id));
   t.equal(apps.get(created.id), undefined, 'a removed record is gone at once');
 });
+
+t.test('the first application is made only while there is none: an app made meanwhile (the CLI) means no default', async (t) => {
+  const store = openStore(t.testdir());
+  t.teardown(() => store.close());
+  const clock = manualClock();
+  const server = new ApplicationStore(store, pepper, clock);
+  t.ok(server.isEmpty(), 'the server looked: no application yet');
+  // A CLI `app create` that lands after the server looked.
+  await new ApplicationStore(store, pepper, clock).create('Shop');
+  t.equal(await server.createFirst('default'), undefined, 'nothing made');
+  t.same([...store.db('apps').getRange({})].map(({ value }) => (value as { name: string }).name), ['Shop']);
+
+  const fresh = openStore(t.testdir());
+  t.teardown(() => fresh.close());
+  const empty = new ApplicationStore(fresh, pepper, clock);
+  const made = await empty.createFirst('default');
+  t.equal(made?.app.name, 'default');
+  t.same(empty.listCredentials(made!.app.id).map((c) => c.key), [made!.credential.key], 'with its credential, in the same commit');
+});
