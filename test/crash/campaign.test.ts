@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startChildServer, runCli, type ChildServer } from '../helpers/child.js';
-import { ADMIN_TOKEN, writeKinds, type CrashContext } from './write-kinds.js';
+import { ADMIN_TOKEN, prepareApp, writeKinds, type CrashContext } from './write-kinds.js';
 
 // Crash campaign (issue 7): cycles of SIGKILL under concurrent mixed writes. After every restart each
 // acknowledged write of every cycle so far reads back and `svc verify` finds counters equal to recounts
@@ -50,6 +50,7 @@ t.test(`${CYCLES} cycles of SIGKILL under ${WRITERS} concurrent mixed writes`, a
   const dataDir = t.testdir();
   let server: ChildServer = await startChildServer(t, { dataDir, env });
   const defaultApp = server.defaultApp!;
+  await prepareApp({ server, defaultApp });
   const acks = writeKinds.map(() => [] as unknown[]);
   for (let cycle = 0; cycle < CYCLES; cycle++) {
     const started = Date.now();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startChildServer } from '../helpers/child.js';
-import { ADMIN_TOKEN, writeKinds, type CrashContext } from './write-kinds.js';
+import { ADMIN_TOKEN, prepareApp, writeKinds, type CrashContext } from './write-kinds.js';
 
 /** Writers per kind, running at once, and the acknowledged writes to collect before the kill. */
 const WRITERS_PER_KIND = 6;
@@ -8,9 +8,11 @@ const ACKS_BEFORE_KILL = 300;
 
 t.test('every acknowledged write survives SIGKILL under concurrent load', async (t) => {
   const dataDir = t.testdir();
-  const env = { SVC_ADMIN_TOKEN: ADMIN_TOKEN };
+  // No rate limits: the kinds that sign users in would otherwise be held to a few writes.
+  const env = { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_RATE_LIMIT_APP: '0', SVC_RATE_LIMIT_USER_WRITES: '0', SVC_RATE_LIMIT_HUB_IP: '0' };
   const server = await startChildServer(t, { dataDir, env });
   const context: CrashContext = { server, defaultApp: server.defaultApp! };
+  await prepareApp(context);
   const acks = writeKinds.map(() => [] as unknown[]);
   let total = 0;
   let inFlight = 0;

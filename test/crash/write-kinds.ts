@@ -1,7 +1,10 @@
 import type { ChildServer } from '../helpers/child.js';
 import type { TestApp } from '../helpers/server.js';
+import { ADMIN_TOKEN, call, platformHeaders } from './api-calls.js';
+import { removalKinds } from './removal-kinds.js';
 
-export const ADMIN_TOKEN = 'crash-test-admin-token-0123';
+export { ADMIN_TOKEN, prepareApp } from './api-calls.js';
+
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 
 /** What a write kind may rely on: the server it writes to and the app its first start made. */
@@ -53,12 +56,6 @@ const credentialCreate: WriteKind<{ key: string; masked: string }> = {
   },
 };
 
-const platformHeaders = ({ defaultApp }: CrashContext) => ({
-  'x-svc-app-key': defaultApp.key,
-  'x-svc-app-secret': defaultApp.secret,
-  'content-type': 'application/json',
-});
-
 const profileUpsert: WriteKind<{ userId: string; firstName: string }> = {
   name: 'profile upsert (platform API)',
   async write(context, n) {
@@ -84,20 +81,6 @@ const profileUpsert: WriteKind<{ userId: string; firstName: string }> = {
     return lost;
   },
 };
-
-async function call(context: CrashContext, method: string, path: string, options: { body?: unknown; token?: string } = {}) {
-  const headers: Record<string, string> = options.token
-    ? { authorization: `Bearer ${options.token}`, accept: 'application/json' }
-    : { ...platformHeaders(context), accept: 'application/json' };
-  if (options.body === undefined) delete headers['content-type'];
-  const res = await fetch(context.server.url + path, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
-}
 
 /** Signs a new user in by magic link, then signs it out everywhere: acknowledged = its token is dead for good. */
 const signOutEverywhere: WriteKind<{ userId: string; token: string }> = {
@@ -223,4 +206,5 @@ export const writeKinds: WriteKind<any>[] = [
   signOutEverywhere,
   spentOnce,
   groupStory,
+  ...removalKinds,
 ];
