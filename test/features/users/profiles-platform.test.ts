@@ -463,3 +463,29 @@ t.test('after SVC_BRAND changes, every profile names its user under the new bran
     'a page names every user alike',
   );
 });
+
+t.test('a profile write whose JSON body is not an object answers E_USER_UPDATE_FAILED, as its other problems, and changes nothing', async (t) => {
+  const server = await startServer(t);
+  const path = `/applications/${server.app.id}/users/shape/data`;
+  await server.request('PUT', path, { app: server.app, body: { data: { first_name: 'Ada' } } });
+  const { token } = await tokenFor(server, { email: 'shape@example.com' });
+  const mePath = `/me/applications/${server.app.id}/data`;
+  for (const body of [[], 'text', 7]) {
+    for (const [method, target, auth] of [
+      ['PUT', path, { app: server.app }],
+      ['PATCH', path, { app: server.app }],
+      ['PUT', mePath, { token }],
+      ['PATCH', mePath, { token }],
+    ] as const) {
+      const res = await server.request(method, target, { ...auth, body });
+      t.equal(res.status, 400, `${method} ${target} ${JSON.stringify(body)}`);
+      t.equal(res.body.code, 'E_USER_UPDATE_FAILED');
+      t.ok(res.body.field_errors.body, 'named on body');
+    }
+    const field = await server.request('PUT', `${path}/fields/first_name`, { app: server.app, body });
+    t.equal(field.status, 400);
+    t.equal(field.body.code, 'E_USER_UPDATE_FAILED');
+    t.ok(field.body.field_errors.value, 'a field PUT names value');
+  }
+  t.equal((await server.request('GET', path, { app: server.app })).body.data.first_name, 'Ada', 'nothing changed');
+});
