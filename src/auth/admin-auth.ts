@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { bearerRequired } from '../lib/errors.js';
+import { bearerRequired, tokenRefused } from '../lib/errors.js';
 import type { Step } from '../http/route.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { clientNetwork } from './rate-limited-steps.js';
@@ -20,7 +20,8 @@ export function requireAdminToken(adminToken: string, failures: RateLimiter, tru
     const match = /^Bearer +(\S+)$/i.exec(ctx.header('authorization') ?? '');
     if (!match || !timingSafeEqual(digest(match[1]), expected)) {
       failures.take(client);
-      throw bearerRequired('A valid admin bearer token is required');
+      const message = 'A valid admin bearer token is required';
+      throw match ? tokenRefused(message) : bearerRequired(message);
     }
     ctx.caller = { kind: 'admin' };
   };

@@ -51,6 +51,8 @@ t.test('every 401 of a bearer route names the Bearer scheme, and says when the t
   t.equal(await challengeOf(expiring.token, { status: 401, code: 'E_TOKEN_EXPIRED' }), refused);
 
   t.equal(await challengeOf(undefined, { status: 401, code: 'E_UNAUTHORIZED' }, '/admin/applications'), 'Bearer', 'the admin API too');
+  t.equal(await challengeOf(`${adminToken}x`, { status: 401, code: 'E_UNAUTHORIZED' }, '/admin/applications'), refused, 'a wrong admin token');
+  t.equal(await challengeOf(expiring.token, { status: 401, code: 'E_UNAUTHORIZED' }, '/admin/applications'), refused, "a user's token on /admin");
   const fromBrowser = await server.request('GET', path, { headers: { origin: 'https://app.example' } });
   t.match(fromBrowser.headers.get('access-control-expose-headers'), /www-authenticate/, 'a browser client may read it');
 });
