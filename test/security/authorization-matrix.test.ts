@@ -8,7 +8,8 @@ import { userLock } from '../../src/features/users/directory.js';
 // Every route × every kind of caller that must be refused: the refusal's status and code, and that
 // nothing of another application or user shows in the answer.
 const clock = manualClock(Date.now());
-const server: TestServer = await startServer(t, { clock });
+const adminToken = 'matrix-admin-token-0123456789';
+const server: TestServer = await startServer(t, { clock, env: { SVC_ADMIN_TOKEN: adminToken } });
 const { deps } = server;
 const names = deps.config.names;
 
@@ -25,6 +26,8 @@ await deps.runtime.run([userLock(server.app.id, disabled.userId)], (turn) =>
   deps.users.change(turn, server.app.id, disabled.userId, { type: 'user.disable', at: turn.now }),
 );
 const revokedUser = await tokenFor(server, { email: 'gone@example.com' });
+const deletedUser = await tokenFor(server, { email: 'deleted@example.com' });
+await server.request('DELETE', `/applications/${server.app.id}/users/${deletedUser.userId}/data`, { app: server.app });
 clock.advance(1000);
 await deps.runtime.run([userLock(server.app.id, revokedUser.userId)], (turn) =>
   deps.users.change(turn, server.app.id, revokedUser.userId, { type: 'user.revokeAll', at: turn.now }),
@@ -55,6 +58,7 @@ const userCallers = (appScoped: boolean): Caller[] => [
   { name: 'app credentials instead', headers: () => appHeaders(server.app.key, server.app.secret), status: 401, code: 'E_UNAUTHORIZED' },
   { name: 'disabled user', headers: bearer(disabled.token), status: 401, code: 'E_USER_DISABLED' },
   { name: 'revoked session', headers: bearer(revokedUser.token), status: 401, code: 'E_TOKEN_REVOKED' },
+  { name: 'deleted user', headers: bearer(deletedUser.token), status: 401, code: 'E_UNAUTHORIZED' },
   ...(appScoped ? [{ name: "another app's user", headers: bearer(outsider.token), status: 403, code: 'E_FORBIDDEN' }] : []),
 ];
 
@@ -69,13 +73,32 @@ const sampleValue = (param: string) => {
   }
 };
 
+const adminCallers: Caller[] = [
+  { name: 'no token', headers: () => ({}), status: 401, code: 'E_UNAUTHORIZED' },
+  { name: 'wrong token', headers: bearer(`${adminToken}x`), status: 401, code: 'E_UNAUTHORIZED' },
+  { name: "a user's token", headers: bearer(alice.token), status: 401, code: 'E_UNAUTHORIZED' },
+  { name: 'app credentials', headers: () => appHeaders(server.app.key, server.app.secret), status: 401, code: 'E_UNAUTHORIZED' },
+];
+
+/** The callers each route must refuse; `/hub/auth/magic` acts for the credentials' own app, so another app's are no refusal there. */
+function callersOf(path: string): Caller[] {
+  if (path.startsWith('/applications/')) return platformCallers;
+  if (path.startsWith('/me/')) return userCallers(path.startsWith('/me/applications/'));
+  if (path.startsWith('/admin/')) return adminCallers;
+  if (path === '/hub/auth/magic') return platformCallers.filter((caller) => caller.status === 401);
+  if (path === '/hub/app-config') {
+    return [
+      { name: 'no key', headers: () => ({}), status: 401, code: 'E_UNAUTHORIZED' },
+      { name: 'revoked key', headers: () => ({ [names.appKeyHeader]: revoked.key }), status: 401, code: 'E_UNAUTHORIZED' },
+      { name: 'a user token instead', headers: bearer(alice.token), status: 401, code: 'E_UNAUTHORIZED' },
+    ];
+  }
+  return [];
+}
+
 for (const route of buildRoutes(deps)) {
   const path = route.path.replace(/:([a-z_]+)/gi, (_m, name: string) => sampleValue(name));
-  const callers = route.path.startsWith('/applications/')
-    ? platformCallers
-    : route.path.startsWith('/me/')
-      ? userCallers(route.path.startsWith('/me/applications/'))
-      : [];
+  const callers = callersOf(route.path);
   if (callers.length === 0) continue;
   t.test(`${route.method} ${route.path}`, async (t) => {
     for (const caller of callers) {
@@ -191,4 +214,75 @@ t.test("another app's objects named with this app's credentials answer as absent
   t.test('their objects are as they were', async (t) => {
     t.same(await theirState(), before);
   });
+});
+
+// Every /me group route × each standing a user may have in the group of the path (ADDENDUM §5 and
+// API.md "/me rights"): only refusals and reads are asked, and the group is left as it was.
+t.test('/me group routes answer each standing in the group as API.md says, and change nothing they refuse', async (t) => {
+  const app = server.app;
+  const base = `/applications/${app.id}`;
+  const owner = await tokenFor(server, { email: 'g-owner@example.com' });
+  const member = await tokenFor(server, { email: 'g-member@example.com' });
+  const pending = await tokenFor(server, { email: 'g-pending@example.com' });
+  const rejected = await tokenFor(server, { email: 'g-rejected@example.com' });
+  const stranger = await tokenFor(server, { email: 'g-stranger@example.com' });
+  const foreign = await tokenFor(server, { email: 'g-owner@example.com' }, other.id);
+  const group = (await server.request('POST', '/me/groups', { token: owner.token, body: { name: 'Standing' } })).body.group;
+  const g = `/me/groups/${group.id}`;
+  const added = (await server.request('POST', `${base}/groups/${group.id}/members`, { app, body: { user_id: member.userId, roles: ['editor'] } })).body;
+  const inviteOf = async (userId: string) =>
+    (await server.request('POST', `${base}/groups/${group.id}/invites`, { app, body: { user_id: userId, roles: [] } })).body.invitation;
+  const pendingInvite = await inviteOf(pending.userId);
+  const rejectedInvite = await inviteOf(rejected.userId);
+  t.equal((await server.request('POST', `${g}/invites/${rejectedInvite.id}/reject`, { token: rejected.token })).status, 200);
+  const members = (await server.request('GET', `${base}/groups/${group.id}/members`, { app })).body.results;
+  const memberOf = (userId: string) => members.find((m: any) => m.user_id === userId).id;
+  const ownerMember = memberOf(owner.userId);
+  const pendingMember = memberOf(pending.userId);
+  const rejectedMember = memberOf(rejected.userId);
+  const state = () =>
+    Promise.all([``, `/members`, `/invites`].map(async (path) => (await server.request('GET', `${base}/groups/${group.id}${path}`, { app })).text));
+  const before = await state();
+
+  const callers = { stranger, foreign, member, pending, rejected, owner };
+  type Who = keyof typeof callers;
+  const notFound = [404, 'E_GROUP_NOT_FOUND'] as const;
+  const forbidden = [403, 'E_FORBIDDEN'] as const;
+  const ok = [200] as const;
+  /** Strangers and another app's users never see the group; the rest as listed (absent: not asked). */
+  const cases: Array<[string, string, unknown, Partial<Record<Who, readonly [number, string?]>>]> = [
+    ['GET', g, undefined, { member: ok, pending: ok, rejected: ok, owner: ok }],
+    ['PUT', g, { name: 'Taken' }, { member: forbidden, pending: forbidden, rejected: forbidden }],
+    ['DELETE', g, undefined, { member: forbidden, pending: forbidden, rejected: forbidden }],
+    ['GET', `${g}/members`, undefined, { member: ok, pending: forbidden, rejected: forbidden, owner: ok }],
+    ['GET', `${g}/members/${ownerMember}`, undefined, { member: ok, pending: forbidden, rejected: forbidden, owner: ok }],
+    ['GET', `${g}/members/${pendingMember}`, undefined, { member: ok, pending: ok, rejected: forbidden, owner: ok }],
+    ['POST', `${g}/members`, { user_id: stranger.userId, roles: [] }, { member: forbidden, pending: forbidden, rejected: forbidden }],
+    ['PUT', `${g}/members/${added.id}`, { roles: ['owner'] }, { member: forbidden, pending: forbidden, rejected: forbidden }],
+    ['DELETE', `${g}/members/${ownerMember}`, undefined, { member: forbidden, pending: forbidden, rejected: forbidden }],
+    ['GET', `${g}/invites`, undefined, { member: ok, pending: ok, rejected: ok, owner: ok }],
+    ['GET', `${g}/invites/${pendingInvite.id}`, undefined, { member: forbidden, pending: ok, rejected: forbidden, owner: ok }],
+    ['POST', `${g}/invites`, { user_id: stranger.userId, roles: [] }, { member: forbidden, pending: forbidden, rejected: forbidden }],
+    ['PUT', `${g}/invites/${pendingInvite.id}`, { roles: ['owner'] }, { member: forbidden, pending: forbidden, rejected: forbidden }],
+    ['DELETE', `${g}/invites/${pendingInvite.id}`, undefined, { member: forbidden, pending: forbidden, rejected: forbidden }],
+    ['POST', `${g}/invites/${pendingInvite.id}/accept`, undefined, { member: forbidden, rejected: forbidden, owner: forbidden }],
+    ['POST', `${g}/invites/${pendingInvite.id}/reject`, undefined, { member: forbidden, rejected: forbidden, owner: forbidden }],
+    ['POST', `${g}/invites/${rejectedInvite.id}/accept`, undefined, { member: forbidden, pending: forbidden, owner: forbidden }],
+  ];
+  for (const [method, path, body, expected] of cases) {
+    for (const [who, caller] of Object.entries(callers) as Array<[Who, typeof owner]>) {
+      const want = who === 'stranger' || who === 'foreign' ? notFound : expected[who];
+      if (!want) continue;
+      const response = await server.request(method, path, { token: caller.token, body });
+      const label = `${method} ${path.replace(/[a-z]+_[0-9A-Z]{26}/g, (id) => id.split('_')[0])} as ${who}`;
+      t.equal(response.status, want[0], `${label}: ${want[0]}`);
+      if (want[1]) t.equal(response.body?.code, want[1], `${label}: ${want[1]}`);
+      t.notMatch(response.text, other.id, `${label}: nothing of another app`);
+    }
+  }
+  // The rejected member's own invite and member stay readable to it; the pending member's list holds its invite alone.
+  t.equal((await server.request('GET', `${g}/members/${rejectedMember}`, { token: rejected.token })).status, 200);
+  const theirs = await server.request('GET', `${g}/invites`, { token: pending.token });
+  t.same(theirs.body.results.map((i: any) => i.id), [pendingInvite.id]);
+  t.same(await state(), before, 'the group, its members and invites are as they were');
 });
