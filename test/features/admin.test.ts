@@ -142,6 +142,12 @@ t.test('unknown applications and credentials answer 404', async (t) => {
     t.equal(gone.body.code, 'E_APPLICATION_NOT_FOUND');
   }
   t.equal(server.deps.apps.listCredentials(server.app.id).length, 1, 'the credential is still there');
+  const other = await server.deps.apps.create('other-owner');
+  const theirs = await server.deps.apps.createCredential(other.id);
+  const crossed = await server.request('DELETE', `/admin/applications/${server.app.id}/credentials/${theirs.key}`, { headers: admin });
+  t.equal(crossed.status, 404, 'a key of another app, named under this one');
+  t.equal(crossed.body.code, 'E_CREDENTIAL_NOT_FOUND');
+  t.equal(server.deps.apps.authenticate(theirs.key, theirs.secret), other.id, 'and it still authenticates');
 });
 
 t.test('credentials: create shows the secret once, list masks it, delete revokes it', async (t) => {
