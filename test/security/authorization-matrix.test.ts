@@ -280,6 +280,25 @@ t.test('/me group routes answer each standing in the group as API.md says, and c
       t.notMatch(response.text, other.id, `${label}: nothing of another app`);
     }
   }
+  // Another group's members and invites named under this group's path (by its owner, or by an invitee of both): absent here.
+  const elsewhere = (await server.request('POST', '/me/groups', { token: stranger.token, body: { name: 'Elsewhere' } })).body;
+  const theirInvite = (await server.request('POST', `${base}/groups/${elsewhere.group.id}/invites`, { app, body: { user_id: pending.userId, roles: [] } })).body.invitation;
+  const elsewhereState = () => server.request('GET', `${base}/groups/${elsewhere.group.id}/members`, { app }).then((r) => r.text);
+  const elsewhereBefore = await elsewhereState();
+  const crossed: Array<[string, string, unknown, typeof owner, string]> = [
+    ['GET', `${g}/members/${elsewhere.member.id}`, undefined, owner, 'E_MEMBER_NOT_FOUND'],
+    ['PUT', `${g}/members/${elsewhere.member.id}`, { roles: [] }, owner, 'E_MEMBER_NOT_FOUND'],
+    ['DELETE', `${g}/members/${elsewhere.member.id}`, undefined, owner, 'E_MEMBER_NOT_FOUND'],
+    ['GET', `${g}/invites/${theirInvite.id}`, undefined, owner, 'E_INVITE_NOT_FOUND'],
+    ['PUT', `${g}/invites/${theirInvite.id}`, { roles: [] }, owner, 'E_INVITE_NOT_FOUND'],
+    ['DELETE', `${g}/invites/${theirInvite.id}`, undefined, owner, 'E_INVITE_NOT_FOUND'],
+    ['POST', `${g}/invites/${theirInvite.id}/accept`, undefined, pending, 'E_INVITE_NOT_FOUND'],
+  ];
+  for (const [method, path, body, caller, code] of crossed) {
+    const response = await server.request(method, path, { token: caller.token, body });
+    t.match({ status: response.status, code: response.body?.code }, { status: 404, code }, `${method} another group's ${code.split('_')[1].toLowerCase()} under this group`);
+  }
+  t.equal(await elsewhereState(), elsewhereBefore, 'the other group is as it was');
   // The rejected member's own invite and member stay readable to it; the pending member's list holds its invite alone.
   t.equal((await server.request('GET', `${g}/members/${rejectedMember}`, { token: rejected.token })).status, 200);
   const theirs = await server.request('GET', `${g}/invites`, { token: pending.token });
