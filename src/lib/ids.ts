@@ -39,5 +39,11 @@ export function randomBase32(length: number): string {
 /** base64url text of `bytes` random bytes (256 bits → 43 characters). */
 export const randomToken = (bytes = 32) => randomBytes(bytes).toString('base64url');
 
+/** The longest ID or key the service takes anywhere: a longer one names nothing (and would not fit an LMDB key). */
+export const MAX_ID_LENGTH = 128;
+
+/** Whether `id` may name something: one longer than `MAX_ID_LENGTH` is never looked up. */
+export const fitsIdLength = (id: string): boolean => id.length <= MAX_ID_LENGTH;
+
 /** IDs an application may give its own users (ADDENDUM §1). */
-export const EXTERNAL_ID = /^[A-Za-z0-9_.:@|+-]{1,128}$/;
+export const EXTERNAL_ID = new RegExp(`^[A-Za-z0-9_.:@|+-]{1,${MAX_ID_LENGTH}}$`);

@@ -1,5 +1,5 @@
 import { forbidden, notFound } from '../../lib/errors.js';
-import { newId, randomBase32, randomToken } from '../../lib/ids.js';
+import { fitsIdLength, newId, randomBase32, randomToken } from '../../lib/ids.js';
 import { isoDate, type Clock } from '../../lib/clock.js';
 import { hmacSecret, maskSecret, sameSecret, secretMatches } from '../../lib/secrets.js';
 import { decodeValue, type Store } from '../../storage/store.js';
@@ -98,6 +98,7 @@ export class ApplicationStore {
 
   /** The app record; shared and frozen, so copy it to change it. */
   get(appId: string): Application | undefined {
+    if (!fitsIdLength(appId)) return undefined;
     // LMDB's reused buffer, sized to the value: compared in place, copied only when it changed.
     const current = this.apps.getBinaryFast(appId);
     if (!current) {
@@ -211,7 +212,7 @@ export class ApplicationStore {
     // Read inside the write transaction: of concurrent deletes (requests, the CLI) only one finds it.
     await this.store.commit(() => {
       this.require(appId);
-      const c = this.credentials.get(key);
+      const c = this.credential(key);
       if (!c || c.app_id !== appId) throw notFound('credential', key);
       this.credentials.remove(key);
       this.appCredentials.remove([appId, key]);
@@ -222,7 +223,7 @@ export class ApplicationStore {
   /** The app a key/secret pair belongs to, or undefined when the pair is not valid now. */
   authenticate(key: string, secret: string): string | undefined {
     // The existence check runs every time so a revocation from another process (the CLI) counts at once.
-    if (!this.credentials.doesExist(key)) {
+    if (!fitsIdLength(key) || !this.credentials.doesExist(key)) {
       this.verified.delete(key);
       return undefined;
     }
@@ -236,7 +237,12 @@ export class ApplicationStore {
 
   /** The app a publishable key belongs to (for endpoints that take the key alone). */
   appOfKey(key: string): string | undefined {
-    return this.credentials.get(key)?.app_id;
+    return this.credential(key)?.app_id;
+  }
+
+  /** A credential by its key, as sent by a caller: one too long for any key names none. */
+  private credential(key: string): StoredCredential | undefined {
+    return fitsIdLength(key) ? this.credentials.get(key) : undefined;
   }
 }
 
