@@ -58,3 +58,23 @@ t.test('IDs and keys past LMDB key size, in a path or a header, name nothing: 4x
   }
   t.equal(storeDigest(server.deps.store), before, 'nothing was written');
 });
+
+t.test('an OIDC client ID past LMDB key size names no client: 404, never 500', async (t) => {
+  const server = await startServer(t);
+  const { app } = server;
+  const huge = `oidc_client_${'k'.repeat(8000)}`;
+  const before = storeDigest(server.deps.store);
+  const cases: Array<[string, string, unknown]> = [
+    ['GET', `/applications/${app.id}/oidc-clients/${huge}`, undefined],
+    ['PUT', `/applications/${app.id}/oidc-clients/${huge}`, { name: 'renamed' }],
+    ['DELETE', `/applications/${app.id}/oidc-clients/${huge}`, undefined],
+    ['POST', `/applications/${app.id}/oidc-clients/${huge}/credentials`, {}],
+    ['DELETE', `/applications/${app.id}/oidc-clients/${huge}/credentials/oc_x`, undefined],
+  ];
+  for (const [method, path, body] of cases) {
+    const res = await server.request(method, path, { app, body });
+    t.equal(res.status, 404, `${method} ${path.slice(0, 60)}… → 404`);
+    t.match(res.body, { statusCode: 404, code: 'E_OIDC_CLIENT_NOT_FOUND' });
+  }
+  t.equal(storeDigest(server.deps.store), before, 'nothing was written');
+});

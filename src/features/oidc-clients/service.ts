@@ -15,7 +15,7 @@ import {
   type CredentialOptions,
   type StoredCredential,
 } from './credentials.js';
-import { CONFIG_DEFAULTS, type ClientBody, type ClientUpdate, type CredentialBody, type OidcConfig } from './schemas.js';
+import { CLIENT_ID_PATTERN, CONFIG_DEFAULTS, type ClientBody, type ClientUpdate, type CredentialBody, type OidcConfig } from './schemas.js';
 
 export interface StoredClient {
   id: string;
@@ -146,9 +146,12 @@ export class OidcClientService {
     });
   }
 
-  /** Another app's client is as absent as one that never existed. */
+  /**
+   * Another app's client is as absent as one that never existed, and so is an ID of a shape never
+   * issued (looked up, one past LMDB's key size would throw).
+   */
   private require(appId: string, clientId: string): StoredClient {
-    const client = this.clients.get([appId, clientId]);
+    const client = CLIENT_ID_PATTERN.test(clientId) ? this.clients.get([appId, clientId]) : undefined;
     if (!client) throw notFound('oidc_client', clientId);
     return client;
   }
