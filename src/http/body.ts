@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { ApiError, badJson, payloadTooLarge, unsupportedContentCoding, unsupportedMediaType, validationError } from '../lib/errors.js';
+import { ApiError, badJson, payloadTooLarge, shownKey, unsupportedContentCoding, unsupportedMediaType, validationError } from '../lib/errors.js';
 import { findLoneSurrogate, type LoneSurrogate } from '../lib/lone-surrogates.js';
 import { shownPath } from '../lib/validate.js';
 import type { FilePart, ParsedBody } from './context.js';
@@ -144,7 +144,7 @@ function parseForm(raw: Buffer): ParsedBody {
   if (!isUtf8(raw)) throw validationError({ body: ['must be UTF-8'] });
   const fields = new Map<string, string>();
   for (const [name, value] of readUrlEncoded(raw.toString('utf8'), 'body')) {
-    if (fields.has(name)) throw validationError({ [name]: ['given more than once'] });
+    if (fields.has(name)) throw validationError({ [shownKey(name)]: ['given more than once'] });
     fields.set(name, value);
   }
   // fromEntries defines own properties: a field named __proto__ stays a field.
@@ -176,13 +176,13 @@ function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
   for (const part of parts) {
     if (!part.name) throw malformedMultipart('every part needs a name');
     if (fields.has(part.name) || files.has(part.name)) {
-      throw validationError({ [part.name]: ['given more than once'] });
+      throw validationError({ [shownKey(part.name)]: ['given more than once'] });
     }
     const data = Buffer.from(new Uint8Array(part.data));
     if (part.filename !== undefined || (part.type !== undefined && mediaType(part.type) !== 'text/plain')) {
       files.set(part.name, { data, contentType: part.type ?? 'application/octet-stream', filename: part.filename });
     } else {
-      if (!isUtf8(data)) throw validationError({ [part.name]: ['text parts are UTF-8'] });
+      if (!isUtf8(data)) throw validationError({ [shownKey(part.name)]: ['text parts are UTF-8'] });
       fields.set(part.name, data.toString('utf8'));
     }
   }

@@ -106,7 +106,7 @@ export function parseQuery<S extends v.GenericSchema>(
   const values = new Map<string, string>();
   for (const [name, value] of ctx.query()) {
     if (parsedElsewhere.has(name)) continue;
-    if (values.has(name)) throw validationError({ [name]: ['must be given once'] });
+    if (values.has(name)) throw validationError({ [shownKey(name)]: ['must be given once'] });
     values.set(name, value);
   }
   // fromEntries defines own properties: a parameter named __proto__ is one the schema refuses.

@@ -98,3 +98,36 @@ t.test('a secret sent where a name or an ID goes is not echoed back; a path is n
   const user = await server.request('GET', `/applications/${server.app.id}/users/user_01M829W01FW09S9KP2C2D8G2PF/data`, { app: server.app });
   t.match(user.body.message, 'user_01M829W01FW09S9KP2C2D8G2PF', 'a resource ID is shown whole');
 });
+
+t.test('a name given twice or badly (query parameter, form field, multipart part) is shown as any key is: a secret there is not echoed', async (t) => {
+  const server = await startServer(t);
+  const { app } = server;
+  const { secret } = app;
+  const twice = new FormData();
+  twice.append(secret, 'a');
+  twice.append(secret, 'b');
+  const boundary = 'b0und4ry';
+  const notUtf8 = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${secret}"\r\n\r\n`),
+    Buffer.from([0xff, 0xfe]),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const answers = [
+    await server.request('GET', `/applications/${app.id}/groups?${secret}=1&${secret}=2`, { app }),
+    await server.request('POST', '/hub/auth/token', {
+      rawBody: `${secret}=1&${secret}=2`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    }),
+    await server.request('PUT', `/applications/${app.id}/users/u1/data`, { app, rawBody: twice }),
+    await server.request('PUT', `/applications/${app.id}/users/u1/data`, {
+      app,
+      rawBody: notUtf8,
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    }),
+  ];
+  for (const answer of answers) {
+    t.equal(answer.status, 400, answer.text.slice(0, 200));
+    t.notMatch(answer.text, secret.slice(6), 'not the secret, beyond its first characters');
+    t.same(Object.keys(answer.body.field_errors), [`${secret.slice(0, 6)}…`], 'the name shown as shownKey shows a key');
+  }
+});
