@@ -131,3 +131,16 @@ t.test('a name given twice or badly (query parameter, form field, multipart part
     t.same(Object.keys(answer.body.field_errors), [`${secret.slice(0, 6)}…`], 'the name shown as shownKey shows a key');
   }
 });
+
+t.test('a file sent to a field PUT whose {field} is no file field is refused naming the field as any key is', async (t) => {
+  const server = await startServer(t);
+  const { app } = server;
+  const { secret } = app;
+  t.equal((await server.request('PUT', `/applications/${app.id}/users/u1/data`, { app, body: { data: {} } })).status, 200);
+  const file = new FormData();
+  file.append('value', new Blob([Buffer.from('not an image')], { type: 'image/png' }), 'a.png');
+  const answer = await server.request('PUT', `/applications/${app.id}/users/u1/data/fields/${secret}`, { app, rawBody: file });
+  t.equal(answer.status, 400, answer.text.slice(0, 200));
+  t.notMatch(answer.text, secret.slice(6), 'not the secret, beyond its first characters');
+  t.same(Object.keys(answer.body.field_errors), [`${secret.slice(0, 6)}…`]);
+});

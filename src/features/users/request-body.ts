@@ -108,7 +108,7 @@ export async function readFieldChange(body: ParsedBody, name: string, schemaOf: 
       if (typeof upload === 'string') throw updateFailed({ [name]: [upload] });
       return { files: { [name]: upload }, readBy };
     }
-    if (file) throw updateFailed({ [name]: ['not an image or file field: send its value as a text part'] });
+    if (file) throw updateFailed({ [shownKey(name)]: ['not an image or file field: send its value as a text part'] });
     const text = body.fields.value;
     if (text !== undefined) return { data: { [name]: typedText(text, spec) }, files: {}, readBy };
   }
