@@ -1,7 +1,7 @@
 import { conflict, forbidden, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { USER_KIND, userKey, userLock, type UserRef } from '../users/directory.js';
-import { ATTRIBUTE_KEYS_LIMIT, ATTRIBUTE_VALUES_LIMIT } from '../users/profile-change.js';
+import { ATTRIBUTE_KEYS_LIMIT, ATTRIBUTE_VALUES_LIMIT, fitsProfileLimit } from '../users/profile-change.js';
 import type { InviteContext, InviteEvent } from '../../../machines/invite.machine.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import { authorOf, partyOf, type Acting, type UserActing } from './acting.js';
@@ -50,7 +50,7 @@ export function answerInvite(
 
 /**
  * SPEC: on acceptance the user is "signed into" the invite's app variant: the variant joins the
- * user's `<brand>:app_variants` attribute, unless that would pass the attribute limits.
+ * user's `<brand>:app_variants` attribute, unless that would pass the attribute or profile size limits.
  */
 function joinVariant(core: GroupsCore, edit: GroupEdit, userId: string, variant: string): void {
   const { appId, turn } = edit;
@@ -60,9 +60,11 @@ function joinVariant(core: GroupsCore, edit: GroupEdit, userId: string, variant:
   const { data, attributes } = user.context;
   const key = core.appVariantsKey;
   const variants = attributes[key] ?? [];
-  const full = variants.length >= ATTRIBUTE_VALUES_LIMIT || (!Object.hasOwn(attributes, key) && Object.keys(attributes).length >= ATTRIBUTE_KEYS_LIMIT);
-  if (variants.includes(variant) || full) return;
-  core.users.update(turn, appId, userId, { data, attributes: { ...attributes, [key]: [...variants, variant] } });
+  if (variants.includes(variant)) return;
+  const next = { ...attributes, [key]: [...variants, variant] };
+  const full = variants.length >= ATTRIBUTE_VALUES_LIMIT || Object.keys(next).length > ATTRIBUTE_KEYS_LIMIT || !fitsProfileLimit(data, next);
+  if (full) return;
+  core.users.update(turn, appId, userId, { data, attributes: next });
 }
 
 /**

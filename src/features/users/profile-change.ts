@@ -82,12 +82,18 @@ export function applyProfileChange(
   const data = nextData(current.data, change, rules, complain);
   const attributes = nextAttributes(current.attributes, change.attributes, rules, complain);
   if (Object.keys(errors).length > 0) throw updateFailed(errors);
-  // Merges grow a profile past any one body's cap: its stored record (both bodies) must stay far below 16 MiB.
-  if (Buffer.byteLength(JSON.stringify(data)) + Buffer.byteLength(JSON.stringify(attributes)) > PROFILE_LIMIT) {
+  if (!fitsProfileLimit(data, attributes)) {
     throw updateFailed({ data: [`data and attributes may hold at most ${PROFILE_LIMIT} bytes as JSON`] });
   }
   return { data, attributes };
 }
+
+/**
+ * Whether `data` and `attributes` together stay within PROFILE_LIMIT as JSON. Merges grow a profile
+ * past any one body's cap: its stored record (both bodies) must stay far below 16 MiB.
+ */
+export const fitsProfileLimit = (data: ProfileData, attributes: Attributes) =>
+  Buffer.byteLength(JSON.stringify(data)) + Buffer.byteLength(JSON.stringify(attributes)) <= PROFILE_LIMIT;
 
 type Complain = (field: string, message: string) => void;
 

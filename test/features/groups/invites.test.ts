@@ -300,6 +300,40 @@ t.test('accepting an invite signs the user into its app variant: the variant joi
   t.equal(variantsOf(dee.userId), undefined, 'nor after a rejection');
 });
 
+// The variant joined whatever the profile's size: a user filled to the 4 MiB of data and attributes
+// passed it by accepting, and every later write of the app that did not shrink the profile was refused.
+t.test('a variant that would take data and attributes past 4 MiB does not join; the invite is accepted all the same', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const limit = 4 * 1024 * 1024;
+  const bytesOf = (profile: { data: unknown; attributes: unknown }) =>
+    Buffer.byteLength(JSON.stringify(profile.data)) + Buffer.byteLength(JSON.stringify(profile.attributes));
+  // Fields of at most 60 000 bytes (a value may hold 64 KiB), each adding `,"name":"value"` to data, up to the byte.
+  const fill: Record<string, string> = {};
+  for (let left = limit - bytesOf(profileOf(server, bob.userId)), i = 0; left > 0; i++) {
+    const bytes = left > 100_000 ? 50_000 : left > 60_000 ? Math.ceil(left / 2) : left;
+    fill[`f${i}`] = 'x'.repeat(bytes - `,"f${i}":""`.length);
+    left -= bytes;
+  }
+  const names = Object.keys(fill);
+  for (let i = 0; i < names.length; i += 15) {
+    const res = await api.patch(`/users/${bob.userId}/data`, { data: Object.fromEntries(names.slice(i, i + 15).map((name) => [name, fill[name]])) });
+    t.equal(res.status, 200);
+  }
+  t.equal(bytesOf(profileOf(server, bob.userId)), limit);
+
+  const invite = (await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], app_variant_id: 'web' })).body.invitation;
+  const accepted = await as(server, bob).post(`/me/groups/${group.id}/invites/${invite.id}/accept`);
+  t.equal(accepted.status, 200, accepted.text);
+  t.equal(accepted.body.member.state, 'active');
+  const after = profileOf(server, bob.userId);
+  t.same(after.attributes, {}, 'the variant did not join');
+  t.equal(bytesOf(after), limit, 'the profile stays within its limit');
+});
+
 // `<brand>:` attributes are the application's to write (ADDENDUM §3): an owner on /me naming the
 // variant of an invite its second account then accepted granted that account any variant it liked.
 t.test('only a variant the application named joins <brand>:app_variants: an owner on /me cannot grant one', async (t) => {
