@@ -1,5 +1,6 @@
 import { actorLockKey, type ActorRuntime } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Key } from '../../storage/store.js';
+import { validationError } from '../../lib/errors.js';
 
 export const GROUP_KIND = 'group';
 export const MEMBER_KIND = 'member';
@@ -25,8 +26,20 @@ export const OWNER_ROLE = 'owner';
 export const isActiveOwner = (member: { state: string; context: { roles: string[] } }) =>
   member.state === 'active' && member.context.roles.includes(OWNER_ROLE);
 
-/** `roles` with `owner` added (the first member of a group, and its invite, always hold it). */
-export const withOwner = (roles: string[]) => (roles.includes(OWNER_ROLE) ? roles : [...roles, OWNER_ROLE]);
+/** How many roles a member or invite holds at most. */
+export const ROLES_LIMIT = 50;
+
+/**
+ * `roles` with `owner` added (the first member of a group, and its invite, always hold it); 400 on
+ * `roles` where that would make one more than ROLES_LIMIT, which a PUT sending them back would refuse.
+ */
+export function withOwner(roles: string[]): string[] {
+  if (roles.includes(OWNER_ROLE)) return roles;
+  if (roles.length >= ROLES_LIMIT) {
+    throw validationError({ roles: [`at most ${ROLES_LIMIT} roles, owner included: the first member of a group, and its invite, also hold owner`] });
+  }
+  return [...roles, OWNER_ROLE];
+}
 
 /** Committed IDs of a group's members or invites (`kind`), in creation order. */
 export function idsInGroup(runtime: ActorRuntime, kind: typeof MEMBER_KIND | typeof INVITE_KIND, appId: string, groupId: string): string[] {

@@ -8,6 +8,7 @@ import { jsonRecord, NO_CONTROL_CHARACTERS, parseQuery } from '../../lib/validat
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageSizeParam } from '../../http/page-query.js';
+import { ROLES_LIMIT } from './keys.js';
 
 const META_LIMIT = 16 * 1024;
 
@@ -37,7 +38,7 @@ export const GroupUpdateBody = v.strictObject({ ...GroupBody.entries, name: v.op
 
 const Roles = v.pipe(
   v.array(v.pipe(v.string('a role is a string'), v.trim(), v.minLength(1, 'a role is a non-empty string'), v.maxLength(64, 'a role is at most 64 characters')), 'roles must be an array of strings'),
-  v.maxLength(50, 'at most 50 roles'),
+  v.maxLength(ROLES_LIMIT, `at most ${ROLES_LIMIT} roles`),
   v.transform((roles) => [...new Set(roles)]),
 );
 

@@ -334,3 +334,31 @@ t.test('limits and types of group, member and invite fields are told in plain wo
     t.same(res.body.field_errors?.[field], [message], field);
   }
 });
+
+// The first member got `owner` added past the 50 roles a body may give: it held 51, and a PUT sending
+// its roles back was refused.
+t.test('the owner role the first member gets counts toward its 50 roles: past them the create is 400 and makes nothing', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const bob = await person(server, 'bob@example.com');
+  const roles = (count: number) => Array.from({ length: count }, (_, i) => `role${i}`);
+  const group = (await api.post('/groups', { name: 'Crew' })).body;
+  const expected = ['at most 50 roles, owner included: the first member of a group, and its invite, also hold owner'];
+
+  const member = await api.post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: roles(50) });
+  t.equal(member.status, 400);
+  t.same(member.body.field_errors, { roles: expected });
+  const invite = await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: roles(50) });
+  t.equal(invite.status, 400);
+  t.same(invite.body.field_errors, { roles: expected });
+  t.equal((await api.get(`/groups/${group.id}/members`)).body.total_results, 0, 'no member made');
+  t.equal((await api.get(`/groups/${group.id}/invites`)).body.total_results, 0, 'no invite made');
+
+  const made = await api.post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: roles(49) });
+  t.equal(made.status, 200);
+  t.equal(made.body.roles.length, 50);
+  const sentBack = await api.put(`/groups/${group.id}/members/${made.body.id}`, { roles: made.body.roles });
+  t.equal(sentBack.status, 200, 'its roles sent back pass');
+  t.same(sentBack.body.roles, made.body.roles);
+  t.equal((await api.post(`/groups/${group.id}/members`, { user_id: (await person(server, 'cy@example.com')).userId, roles: roles(50) })).status, 200, 'a later member holds 50 of its own');
+});
