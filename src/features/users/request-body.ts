@@ -11,6 +11,12 @@ const JSON_PARTS = new Set(['data', 'attributes']);
 /** A number as JSON writes one (RFC 8259 §6): no hex, no leading zeros, no `Infinity`. */
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
+/**
+ * A text part (one without a filename or a content type: RFC 7578 §4.4 makes it text/plain) named after
+ * an `image`/`file` field is that field's file; the body reader has checked it as UTF-8, so its bytes are the text's.
+ */
+const textFile = (text: string): FilePart => ({ data: Buffer.from(text, 'utf8'), contentType: 'text/plain' });
+
 function collector() {
   const errors: FieldErrors = {};
   return {
@@ -38,9 +44,15 @@ export async function readProfileChange(body: ParsedBody, schemaOf: SchemaOf, wr
     if (!isPlainObject(body.value)) throw updateFailed({ body: ['must be an object with data and/or attributes'] });
     shape = body.value;
   } else if (body.kind === 'multipart') {
+    const fileParts = Object.entries(body.files);
+    const textParts: [string, string][] = [];
+    for (const [name, text] of Object.entries(body.fields)) {
+      if (!JSON_PARTS.has(name) && isFileField(fieldSpec((readBy ??= schemaOf()), name))) fileParts.push([name, textFile(text)]);
+      else textParts.push([name, text]);
+    }
     // Text parts arrive decoded (and checked as UTF-8) by the body reader.
-    const reads: Record<string, JsonRead> = Object.fromEntries(Object.entries(body.fields).map(([name, text]) => [name, readJsonString(text)]));
-    for (const [name, part] of Object.entries(body.files)) {
+    const reads: Record<string, JsonRead> = Object.fromEntries(textParts.map(([name, text]) => [name, readJsonString(text)]));
+    for (const [name, part] of fileParts) {
       // Clients may label the JSON parts application/json, which reads as a file part.
       if (JSON_PARTS.has(name)) {
         reads[name] = readJsonText(part.data);
@@ -100,7 +112,8 @@ export async function readFieldChange(body: ParsedBody, name: string, schemaOf: 
     throwIfAny();
     const readBy = schemaOf();
     const spec = fieldSpec(readBy, name);
-    const file: FilePart | undefined = body.files.value;
+    const text = body.fields.value;
+    const file: FilePart | undefined = body.files.value ?? (text !== undefined && isFileField(spec) ? textFile(text) : undefined);
     if (file && isFileField(spec)) {
       // Before the decode, which costs far more than the refusal.
       if (!mayWrite(writer, spec)) throw updateFailed({ [name]: [NOT_WRITABLE] });
@@ -109,7 +122,6 @@ export async function readFieldChange(body: ParsedBody, name: string, schemaOf: 
       return { files: { [name]: upload }, readBy };
     }
     if (file) throw updateFailed({ [shownKey(name)]: ['not an image or file field: send its value as a text part'] });
-    const text = body.fields.value;
     if (text !== undefined) return { data: { [name]: typedText(text, spec) }, files: {}, readBy };
   }
   throw updateFailed({ value: ['a value is required: JSON {"value": …} or a multipart part named value'] });

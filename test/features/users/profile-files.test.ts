@@ -594,3 +594,30 @@ t.test('a /me upload to an image field the user may not write is refused before 
   const byApp = await server.request('PATCH', `/applications/${appId}/users/${userId}/data`, { app: server.app, rawBody: form({ badge: unreadable }) });
   t.same(byApp.body.field_errors, { badge: ['is not a readable image'] }, 'the application may write it: its upload is decoded');
 });
+
+t.test('a part without a filename or content type (text/plain) named after a file field is its file', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f24/data`;
+  // As `curl -F contract=…` sends it: no filename, no content type (RFC 7578 §4.4: text/plain).
+  const plain = (name: string, text: string) => ({
+    rawBody: `--b\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${text}\r\n--b--\r\n`,
+    headers: { 'content-type': 'multipart/form-data; boundary=b' },
+  });
+  const descriptor = (text: string) => ({ content_type: 'text/plain', size: Buffer.byteLength(text), sha256: sha256(Buffer.from(text)) });
+  const written = await server.request('PUT', base, { app: server.app, ...plain('contract', 'signed: yes ✓') });
+  t.equal(written.status, 200, written.text);
+  t.same(written.body.data.contract, descriptor('signed: yes ✓'));
+  const file = await server.request('GET', `${base}/fields/contract`, { app: server.app });
+  t.equal(file.text, 'signed: yes ✓');
+  t.equal(file.headers.get('content-type'), 'text/plain');
+  t.equal(file.headers.get('content-disposition'), 'attachment');
+
+  const field = await server.request('PUT', `${base}/fields/contract`, { app: server.app, ...plain('value', 'v2') });
+  t.equal(field.status, 200, field.text);
+  t.same(field.body.data.contract, descriptor('v2'), 'a field PUT takes it as its value part');
+
+  const image = await server.request('PATCH', base, { app: server.app, ...plain('avatar', 'not a picture') });
+  t.equal(image.status, 400);
+  t.same(image.body.field_errors, { avatar: ['must be an image (content type image/*)'] }, 'an image field refuses it for what it is');
+  t.same(verifyStore(server.deps, allInvariants).problems, []);
+});
