@@ -47,23 +47,30 @@ const PAUSE =
   "{ process.stdout.write('paused\\n'); const alive = setInterval(() => {}, 60_000); " +
   "await new Promise((resolve) => process.once('SIGUSR2', resolve)); clearInterval(alive); }";
 
-t.test('a command that would write is refused while a restore runs: its write would be lost to the restored data file', async (t) => {
-  const dir = t.testdir();
-  const { dataDir, backup } = await dataDirAndBackup(dir, 'Replaced');
-  // The real CLI's restore, held once its copy is made, before it renames it into place.
-  const holdAfterCopy = join(dir, 'hold-after-copy.mjs');
+/** The real CLI running `args` on `dataDir`, held (until resumed) after each call of `fs.promises[hold]`. */
+async function heldCli(t: { teardown(fn: () => unknown): void }, dir: string, dataDir: string, hold: 'copyFile' | 'mkdtemp', args: string[]) {
+  const hook = join(dir, `hold-after-${hold}.mjs`);
   writeFileSync(
-    holdAfterCopy,
+    hook,
     [
       "import fs from 'node:fs';",
       "import { syncBuiltinESMExports } from 'node:module';",
-      'const { copyFile } = fs.promises;',
-      `fs.promises.copyFile = async (...args) => { await copyFile(...args); ${PAUSE} };`,
+      `const original = fs.promises.${hold};`,
+      `fs.promises.${hold} = async (...args) => { const done = await original(...args); ${PAUSE} return done; };`,
       'syncBuiltinESMExports();',
     ].join('\n'),
   );
-  const cli = join(await compiledService(), 'src', 'cli.js');
-  const restore = await pausedChild(t, ['--import', holdAfterCopy, cli, 'restore', backup, '--force'], dataDir);
+  return pausedChild(t, ['--import', hook, join(await compiledService(), 'src', 'cli.js'), ...args], dataDir);
+}
+
+/** A restore held once its copy is made, before it renames it into place. */
+const heldRestore = (t: { teardown(fn: () => unknown): void }, dir: string, dataDir: string, backup: string) =>
+  heldCli(t, dir, dataDir, 'copyFile', ['restore', backup, '--force']);
+
+t.test('a command that would write is refused while a restore runs: its write would be lost to the restored data file', async (t) => {
+  const dir = t.testdir();
+  const { dataDir, backup } = await dataDirAndBackup(dir, 'Replaced');
+  const restore = await heldRestore(t, dir, dataDir, backup);
 
   for (const args of [['app', 'create', '--name', 'Lost'], ['keys', 'rotate'], ['app', 'list']]) {
     const refused = await runCli(args, { dataDir });
@@ -109,19 +116,7 @@ t.test('a restore is refused while a command writes: the write would be lost to 
 t.test('a backup is refused while a restore runs, and a restore while a backup runs: each opens the data dir the other replaces', async (t) => {
   const dir = t.testdir();
   const { dataDir, backup } = await dataDirAndBackup(dir, 'Replaced');
-  const holdAfterCopy = join(dir, 'hold-after-copy.mjs');
-  writeFileSync(
-    holdAfterCopy,
-    [
-      "import fs from 'node:fs';",
-      "import { syncBuiltinESMExports } from 'node:module';",
-      'const { copyFile } = fs.promises;',
-      `fs.promises.copyFile = async (...args) => { await copyFile(...args); ${PAUSE} };`,
-      'syncBuiltinESMExports();',
-    ].join('\n'),
-  );
-  const cli = join(await compiledService(), 'src', 'cli.js');
-  const restore = await pausedChild(t, ['--import', holdAfterCopy, cli, 'restore', backup, '--force'], dataDir);
+  const restore = await heldRestore(t, dir, dataDir, backup);
   const during = join(dir, 'during-restore.mdb');
   const refused = await runCli(['backup', during], { dataDir });
   t.equal(refused.code, 1, refused.stderr);
@@ -130,18 +125,7 @@ t.test('a backup is refused while a restore runs, and a restore while a backup r
   t.equal((await restore.resume()).code, 0);
 
   // A backup held once its staging directory is made, before it opens the data dir.
-  const holdAfterStaging = join(dir, 'hold-after-staging.mjs');
-  writeFileSync(
-    holdAfterStaging,
-    [
-      "import fs from 'node:fs';",
-      "import { syncBuiltinESMExports } from 'node:module';",
-      'const { mkdtemp } = fs.promises;',
-      `fs.promises.mkdtemp = async (...args) => { const made = await mkdtemp(...args); ${PAUSE} return made; };`,
-      'syncBuiltinESMExports();',
-    ].join('\n'),
-  );
-  const backingUp = await pausedChild(t, ['--import', holdAfterStaging, cli, 'backup', join(dir, 'second.mdb')], dataDir);
+  const backingUp = await heldCli(t, dir, dataDir, 'mkdtemp', ['backup', join(dir, 'second.mdb')]);
   const restoreRefused = await runCli(['restore', backup, '--force'], { dataDir });
   t.equal(restoreRefused.code, 1, restoreRefused.stderr);
   t.match(restoreRefused.stderr, new RegExp(`^error: ${dataDir} is being written by process ${backingUp.pid} \\(a CLI command\\); try again once it is done$`, 'm'));
