@@ -61,6 +61,13 @@ export function errorBody(error: ApiError): ErrorBody {
 export const validationError = (fieldErrors: FieldErrors, code = 'E_VALIDATION', message = 'Invalid request') =>
   new ApiError(400, code, message, { fieldErrors });
 
+/**
+ * 400 `E_VALIDATION` for a limit the request would pass (`reason`, lower case): under `field` when a
+ * body field named what is full, else in the message alone.
+ */
+export const limitReached = (reason: string, field?: string) =>
+  field === undefined ? new ApiError(400, 'E_VALIDATION', reason.charAt(0).toUpperCase() + reason.slice(1)) : validationError({ [field]: [reason] });
+
 /** 410 `E_LINK_EXPIRED`: a magic link that was spent, expired, or outlived what it was for. */
 export const linkExpired = (message: string) => new ApiError(410, 'E_LINK_EXPIRED', message);
 

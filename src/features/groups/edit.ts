@@ -1,4 +1,5 @@
-import { conflict, forbidden, notFound } from '../../lib/errors.js';
+import { conflict, forbidden, limitReached, notFound } from '../../lib/errors.js';
+import { userLock } from '../users/directory.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { GroupContext, GroupEvent, GroupTally } from '../../../machines/group.machine.js';
 import type { MemberContext, MemberEvent, MemberInput } from '../../../machines/member.machine.js';
@@ -19,6 +20,7 @@ import {
   memberLock,
   withOwner,
   isActiveOwner,
+  GROUPS_PER_USER_LIMIT,
 } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
 
@@ -118,10 +120,15 @@ export class GroupEdit {
     return member;
   }
 
-  /** Creates the member of a user; 409 `E_MEMBER_EXISTS` if it has one. The first gets `owner`. */
-  addMember(memberId: string, input: NewMember): MemberView {
+  /**
+   * Creates the member of a user; 409 `E_MEMBER_EXISTS` if it has one. The first gets `owner`. 400
+   * `E_VALIDATION` on `userField` (the body field that named the user, if any) when the user holds
+   * GROUPS_PER_USER_LIMIT member records already.
+   */
+  addMember(memberId: string, input: NewMember, userField?: string): MemberView {
     if (this.memberOfUser(input.userId)) throw conflict('E_MEMBER_EXISTS', `User ${input.userId} is already a member of this group`);
     this.hold([memberLock(this.appId, this.groupId, memberId)]);
+    this.requireRoomFor(input.userId, userField);
     const roles = this.isEmpty ? withOwner(input.roles) : input.roles;
     const member = this.turn.create<MemberContext>(MEMBER_KIND, memberKey(this.appId, this.groupId, memberId), {
       ...input,
@@ -225,6 +232,22 @@ export class GroupEdit {
       removedUsers: this.removedUsers,
     });
     return this.group;
+  }
+
+  /**
+   * The user's lock serializes every turn that adds a member record of the user, so the committed
+   * count cannot be passed by two at once. A record replacing the user's committed one in this group
+   * (an invite after a rejection) is no new one.
+   */
+  private requireRoomFor(userId: string, userField: string | undefined): void {
+    this.hold([userLock(this.appId, userId)]);
+    const { memberships } = this.deps;
+    if (memberships.memberIdOf(this.appId, userId, this.groupId) !== undefined) return;
+    if (memberships.countOf(this.appId, userId) < GROUPS_PER_USER_LIMIT) return;
+    throw limitReached(
+      `the user belongs to ${GROUPS_PER_USER_LIMIT} groups of this application, the most it may: remove one of its member records first`,
+      userField,
+    );
   }
 
   private track(before: MemberView | undefined, after: MemberView | undefined): void {

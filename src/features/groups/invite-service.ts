@@ -9,7 +9,7 @@ import { runEdit, type GroupsCore } from './core.js';
 import type { GroupEdit } from './edit.js';
 import { INVITE_KIND, inviteKey, inviteLock, memberLock, withOwner } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
-import { userTarget } from './user-target.js';
+import { refField, userTarget } from './user-target.js';
 
 export interface InviteRequest {
   ref: UserRef;
@@ -118,7 +118,7 @@ export class InviteService {
       if (existing) edit.removeMember(existing.context.id);
       const first = edit.isEmpty;
       const roles = first ? withOwner(request.roles) : request.roles;
-      edit.addMember(memberId, { userId, roles, state: 'invite_pending', invitedBy: partyOf(acting), inviteId });
+      edit.addMember(memberId, { userId, roles, state: 'invite_pending', invitedBy: partyOf(acting), inviteId }, target.field);
       const invite = edit.addInvite(inviteId, {
         roles,
         first,
@@ -197,8 +197,7 @@ export class InviteService {
         ? ref.user_id === userId
         : this.core.users.findByAddress(appId, 'email' in ref ? 'email' : 'phone', 'email' in ref ? ref.email : ref.phone).includes(userId);
     if (!same) {
-      const field = 'user_id' in ref ? 'user_id' : 'email' in ref ? 'email' : 'phone';
-      throw validationError({ [field]: ['an invite keeps its user; delete it and invite the other user instead'] });
+      throw validationError({ [refField(ref)]: ['an invite keeps its user; delete it and invite the other user instead'] });
     }
   }
 }

@@ -26,6 +26,9 @@ export const OWNER_ROLE = 'owner';
 export const isActiveOwner = (member: { state: string; context: { roles: string[] } }) =>
   member.state === 'active' && member.context.roles.includes(OWNER_ROLE);
 
+/** How many member records (any state) a user holds at most in one application: each shows in its profile. */
+export const GROUPS_PER_USER_LIMIT = 1000;
+
 /** How many roles a member or invite holds at most. */
 export const ROLES_LIMIT = 50;
 

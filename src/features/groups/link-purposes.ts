@@ -84,7 +84,7 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
       const edit = new GroupEdit(core, turn, hold, link.appId, link.purpose.groupId);
       if (edit.group.context.admission_policy !== 'open') throw conflict('E_GROUP_NOT_OPEN', 'The group is no longer open');
       if (edit.memberOfUser(link.userId)) return;
-      edit.addMember(memberId, { userId: link.userId, roles: [], state: 'active', addedBy: `user:${link.userId}` });
+      edit.addMember(memberId, { userId: link.userId, roles: [], state: 'active', addedBy: `user:${link.userId}` }, 'group_to_join');
       edit.finish();
     },
   }));

@@ -44,7 +44,7 @@ export class MemberService {
         roles: request.roles,
         state: request.state,
         addedBy: partyOf(acting),
-      });
+      }, target.field);
       edit.finish();
       return member;
     });

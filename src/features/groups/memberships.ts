@@ -40,6 +40,11 @@ export class GroupMemberships {
     return this.profiles.memberships.get([appId, userId, groupId])?.id as string | undefined;
   }
 
+  /** How many member records of a user are committed: a count of the user's own index range, whatever the number of groups. */
+  countOf(appId: string, userId: string): number {
+    return this.profiles.memberships.getCount({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
+  }
+
   /** Committed IDs of the groups in which a user has a member record. */
   groupIdsOf(appId: string, userId: string): string[] {
     if (!EXTERNAL_ID.test(userId)) return [];
