@@ -73,7 +73,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       stopTimers.push(() => accessTokens.stop());
     }
     const sessions = new SessionStore(store, pepper, config.accessTokenTtlSeconds * 1000);
-    const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new RegisteredRedirects(store), new LinkPurposes());
+    const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new RegisteredRedirects(store), sessions, new LinkPurposes());
     const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks, config });
     registerGroupLinkPurposes(magicLinks.purposes, groups);
     const metrics = createMetrics();

@@ -2,6 +2,7 @@ import type { Turn } from '../../runtime/runtime.js';
 import type { Database, Key, Store } from '../../storage/store.js';
 import type { MagicLinks } from '../magic-links/link-store.js';
 import type { UserRef } from '../users/directory.js';
+import { refField } from './user-target.js';
 import type { InviteView } from './render.js';
 
 /** How long an invite's link may be redeemed; afterwards the invited user can still accept on `/me`. */
@@ -26,7 +27,10 @@ export class InviteLinks {
     this.refs = store.db<string>('invite_links');
   }
 
-  /** Stages the link of a new invite; the turn must hold the invited user's lock. Answers the URL, shown once. */
+  /**
+   * Stages the link of a new invite; the turn must hold the invited user's lock. Answers the URL,
+   * shown once; 400 on the body's user field when the user holds as many unused links as it may.
+   */
   issue(turn: Turn, invite: InviteView, target: UserRef): string {
     const c = invite.context;
     const address =
@@ -38,7 +42,7 @@ export class InviteLinks {
       redirectUrl: c.redirect_url,
       ...(address && { address, foundByAddress: true }),
       purpose: { kind: 'invite', groupId: c.group_id, inviteId: c.id },
-    });
+    }, refField(target));
     turn.put(this.refs, keyOf(invite), ref);
     return link;
   }

@@ -1,7 +1,8 @@
 import { randomToken } from '../../lib/ids.js';
-import { validationError } from '../../lib/errors.js';
+import { limitReached, validationError } from '../../lib/errors.js';
 import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import type { RegisteredRedirects } from '../oidc-clients/registered-redirects.js';
+import type { SessionStore } from '../sessions/session-store.js';
 import { hmacSecret } from '../../lib/secrets.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -12,6 +13,9 @@ import type { LinkPurpose, LinkPurposes } from './purposes.js';
 
 /** A spent or expired link still answers 410 for this long after its expiry; then it is forgotten (404). */
 export const SPENT_LINK_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/** How many unexpired, unspent links a user holds at most: a sign-out or a deletion goes through them all in one turn. */
+export const PENDING_LINKS_PER_USER_LIMIT = 100;
 
 export type LinkState = 'pending' | 'used' | 'revoked';
 
@@ -62,6 +66,7 @@ export class MagicLinks {
     private readonly pepper: Buffer,
     private readonly publicUrl: string,
     private readonly redirects: RegisteredRedirects,
+    private readonly sessions: Pick<SessionStore, 'isLive'>,
     readonly purposes: LinkPurposes,
   ) {
     this.links = store.db<LinkRecord>('magic_links');
@@ -74,9 +79,11 @@ export class MagicLinks {
 
   /**
    * Stages a new link in `turn` (which must hold the user's lock) and answers its URL, shown once,
-   * and `ref`, the stored name by which its creator may revoke it.
+   * and `ref`, the stored name by which its creator may revoke it. 400 `E_VALIDATION` (on `userField`,
+   * the body field that named the user, if any) when the user holds PENDING_LINKS_PER_USER_LIMIT
+   * usable links already.
    */
-  create(turn: Turn, request: NewLink): { link: string; ref: string } {
+  create(turn: Turn, request: NewLink, userField?: string): { link: string; ref: string } {
     const { purpose, redirectUrl } = request;
     if (redirectUrl !== undefined && !this.mayRedirect(request.appId, redirectUrl)) {
       throw validationError({
@@ -85,6 +92,12 @@ export class MagicLinks {
     }
     this.purposes.handlerOf(purpose.kind)?.check(turn, { appId: request.appId, userId: request.userId, purpose });
     this.pruneSpent(turn, request.appId, request.userId);
+    if (this.usableCount(turn, request.appId, request.userId) >= PENDING_LINKS_PER_USER_LIMIT) {
+      throw limitReached(
+        `the user holds ${PENDING_LINKS_PER_USER_LIMIT} unused links: let one be used or expire, or sign the user out, before making another`,
+        userField,
+      );
+    }
     const id = randomToken();
     const ref = this.hash(id);
     // Not before its user's creation, though the clock was stepped back since (NTP): it would read as a
@@ -143,6 +156,24 @@ export class MagicLinks {
   /** Forgets every link of a deleted user: a link's record names the address it was sent to. */
   forgetAll(turn: Turn, appId: string, userId: string): void {
     this.forgetExpiringBefore(turn, appId, userId, HIGH_KEY);
+  }
+
+  /**
+   * The user's links that could still be redeemed, counted no further than the limit: pending,
+   * unexpired, and not asked for by a session that has ended since (those answer 410 forever).
+   * Read from the user's own index range; the user's lock keeps another turn from adding to it.
+   */
+  private usableCount(turn: Turn, appId: string, userId: string): number {
+    let count = 0;
+    for (const key of this.byUser.getKeys({ start: [appId, userId, turn.now], end: [appId, userId, HIGH_KEY] })) {
+      const [, , expiresAt, ref] = key as Key[];
+      if ((expiresAt as number) <= turn.now) continue;
+      const record = this.links.get(ref as string);
+      if (record?.state !== 'pending') continue;
+      if (record.sid !== undefined && !this.sessions.isLive(appId, userId, record.sid, turn.now)) continue;
+      if (++count >= PENDING_LINKS_PER_USER_LIMIT) break;
+    }
+    return count;
   }
 
   private pruneSpent(turn: Turn, appId: string, userId: string): void {

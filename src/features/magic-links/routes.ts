@@ -102,7 +102,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
               address: { kind: request.kind, value: request.address },
               ...('user_id' in ref ? {} : { foundByAddress: true }),
               purpose,
-            });
+            }, request.user_id ? 'user_id' : `data.${FIELD_OF[request.kind]}`);
             return { link, app_user_id: userId };
           });
           if (made) return ok(made);
