@@ -3,7 +3,7 @@ import { createLogger } from './lib/logger.js';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { openStore } from './storage/store.js';
-import { migrate, requireCurrentFormat } from './storage/migrations.js';
+import { migrate, refuseNewerFormat, requireCurrentFormat } from './storage/migrations.js';
 import { formatSteps } from './format-steps.js';
 import { ActorRuntime } from './runtime/runtime.js';
 import { loadPepper } from './auth/pepper.js';
@@ -51,6 +51,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const stopTimers: Array<() => void> = [];
   try {
     if (readOnly) requireCurrentFormat(store);
+    else refuseNewerFormat(store);
     const pepper = await loadPepper(store, { create: !readOnly });
     const apps = new ApplicationStore(store, pepper, clock);
     const profiles = new ProfileViews(store, apps, config);

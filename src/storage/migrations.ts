@@ -30,6 +30,15 @@ export async function formatBehind(dataDir: string): Promise<number | undefined>
 const newerFormat = (store: Store, version: number) =>
   new DataDirNotReady(`Data dir ${store.path} has format ${version}, newer than this build understands (${FORMAT_VERSION})`);
 
+/**
+ * Refuses (`DataDirNotReady`) a data dir of a newer format, before a start writes to it: opening this
+ * build's databases would make again those a newer step dropped.
+ */
+export function refuseNewerFormat(store: Store): void {
+  const version = storedFormatVersion(store);
+  if (version !== undefined && version > FORMAT_VERSION) throw newerFormat(store, version);
+}
+
 /** For a reader that must not migrate: refuses (`DataDirNotReady`) a data dir not in this build's format. */
 export function requireCurrentFormat(store: Store): void {
   const version = storedFormatVersion(store);

@@ -8,6 +8,7 @@ import { format6DataDir, formatOf } from '../helpers/older-format.js';
 import { FORMAT_VERSION } from '../../src/storage/migrations.js';
 import { openStore } from '../../src/storage/store.js';
 import { upgradeFailure } from '../../src/format-upgrade.js';
+import { storeDigest } from '../helpers/store-digest.js';
 
 t.test('a start on an older data dir moves it to this build\'s format in a process of its own, then serves it', async (t) => {
   const { dataDir, app, path, profile } = await format6DataDir(t);
@@ -139,4 +140,24 @@ t.test('a failed upgrade names the format it leaves the data dir in: each step c
     'stopped as it ended, after its last step',
   );
   await store.close();
+});
+
+t.test('a start on a data dir of a newer format is refused with its reason, and writes nothing to it', async (t) => {
+  const dataDir = t.testdir();
+  const server = await startChildServer(t, { dataDir });
+  server.child.kill('SIGTERM');
+  await server.exited;
+  const store = openStore(dataDir);
+  await store.commit(() => store.db('meta').put('format_version', FORMAT_VERSION + 1));
+  // As a newer build would leave it: a step of its own dropped databases this build opens at start.
+  for (const name of ['apps', 'user_views', 'user_lookup', 'counters']) store.db(name).dropSync();
+  const before = storeDigest(store);
+  await store.close();
+
+  const start = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' } });
+  t.equal(start.code, 1);
+  t.match(start.stderr, new RegExp(`^Cannot start: Data dir .* has format ${FORMAT_VERSION + 1}, newer than this build understands \\(${FORMAT_VERSION}\\)$`, 'm'));
+  const after = openStore(dataDir, { readOnly: true });
+  t.teardown(() => after.close());
+  t.equal(storeDigest(after), before, 'no database made again, nothing else written');
 });
