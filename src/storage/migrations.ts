@@ -49,13 +49,13 @@ export function requireCurrentFormat(store: Store): void {
 }
 
 export async function migrate(store: Store, logger: Logger, migrations: Record<number, MigrationStep>): Promise<number> {
+  refuseNewerFormat(store);
   const meta = store.db('meta');
   let version = storedFormatVersion(store);
   if (version === undefined) {
     await store.commit(() => meta.put(VERSION_KEY, FORMAT_VERSION));
     return FORMAT_VERSION;
   }
-  if (version > FORMAT_VERSION) throw newerFormat(store, version);
   while (version < FORMAT_VERSION) {
     const step = migrations[version];
     if (!step) throw new Error(`No migration from data format ${version}`);
@@ -72,6 +72,6 @@ export async function migrate(store: Store, logger: Logger, migrations: Record<n
     if (stepped) logger.info({ from, to: from + 1 }, 'migrated data format');
     version = storedFormatVersion(store)!;
   }
-  if (version > FORMAT_VERSION) throw newerFormat(store, version);
+  refuseNewerFormat(store);
   return version;
 }
