@@ -68,9 +68,11 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps:
       renderLegacyUsers(store, profiles, 'memberships');
     },
     // 4 → 5: a user's view record is also its stored state (ProfileViews.snapshotStore): render
-    // each from its snapshot once more, keeping its memberships, and drop the snapshots' table.
+    // each from its snapshot once more, and drop the snapshots' table. Its memberships come from the
+    // memberships table, which format 4 kept in step with the records: a format-4 record has six
+    // parts, which this build's layout of seven would cut in the wrong places.
     4(store) {
-      renderLegacyUsers(store, profiles, 'record');
+      renderLegacyUsers(store, profiles, 'memberships');
       if (store.hasDb(FORMAT_4_USERS)) {
         // A record is a user from now on: one whose snapshot was gone is dropped, not revived.
         const users = store.db<StoredSnapshot>(FORMAT_4_USERS);

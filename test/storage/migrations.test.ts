@@ -202,7 +202,11 @@ t.test('format 4 → 5: users are rendered from their snapshots into their recor
   const leftover = deps.store.db('profile_me', { encoding: 'binary' });
   const orphan = deps.profiles.records.getBinary([app.id, userId])!;
   const fromSnapshot = (context: UserContext) => ({ ...context, data: { ...context.data, from: 'snapshot' } });
+  const { records } = deps.profiles;
+  const keys = [...records.getKeys({})];
   server = await reopenedAsFormat(t, server, 4, () => {
+    // Format 4 laid records out as format 5 did: six parts, the access marks as JSON text.
+    for (const key of keys) records.put(key, asFormat5Record(records.getBinary(key)!));
     leftover.put([app.id, userId], Buffer.from('{}'));
     deps.profiles.records.put([app.id, 'orphan'], orphan);
   }, fromSnapshot);
