@@ -47,6 +47,14 @@ export class InviteLinks {
     return link;
   }
 
+  /**
+   * 400 on `redirect_url` unless the app's links may send their browser to `url`: an invite with a link
+   * is held to that on update as on create, though its link keeps the URL it was made with.
+   */
+  requireRedirect(appId: string, url: string): void {
+    this.links.requireRedirect(appId, url);
+  }
+
   /** Kills the invite's link if it is still pending. */
   kill(turn: Turn, invite: InviteView): void {
     const ref = this.refs.get(keyOf(invite));

@@ -147,8 +147,11 @@ export class InviteService {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
       const current = edit.requireInvite(inviteId);
       if (request.ref) this.requireSameUser(appId, current, request.ref);
+      const byApp = madeByApp(edit, current);
+      // It came with a link, and so with the check of the link's place (`create`).
+      if (byApp && request.redirect_url !== undefined) this.core.links.requireRedirect(appId, request.redirect_url);
       const roles = current.context.first ? withOwner(request.roles) : request.roles;
-      const appVariant = acting.kind === 'user' && madeByApp(edit, current) ? keptAppVariant(current, request.app_variant_id) : request.app_variant_id;
+      const appVariant = acting.kind === 'user' && byApp ? keptAppVariant(current, request.app_variant_id) : request.app_variant_id;
       const invite = edit.sendInvite(inviteId, {
         type: 'invite.update',
         roles,

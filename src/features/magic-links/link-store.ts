@@ -85,11 +85,7 @@ export class MagicLinks {
    */
   create(turn: Turn, request: NewLink, userField?: string): { link: string; ref: string } {
     const { purpose, redirectUrl } = request;
-    if (redirectUrl !== undefined && !this.mayRedirect(request.appId, redirectUrl)) {
-      throw validationError({
-        redirect_url: ["must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"],
-      });
-    }
+    if (redirectUrl !== undefined) this.requireRedirect(request.appId, redirectUrl);
     this.purposes.handlerOf(purpose.kind)?.check(turn, { appId: request.appId, userId: request.userId, purpose });
     this.pruneSpent(turn, request.appId, request.userId);
     if (this.usableCount(turn, request.appId, request.userId) >= PENDING_LINKS_PER_USER_LIMIT) {
@@ -117,6 +113,15 @@ export class MagicLinks {
    */
   mayRedirect(appId: string, url: string): boolean {
     return isLocalPath(url) || (isAbsoluteHttpUrl(url) && this.redirects.includes(appId, url));
+  }
+
+  /** 400 `E_VALIDATION` on `redirect_url` unless a link of `appId` may send its browser to `url` (`mayRedirect`). */
+  requireRedirect(appId: string, url: string): void {
+    if (!this.mayRedirect(appId, url)) {
+      throw validationError({
+        redirect_url: ["must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"],
+      });
+    }
   }
 
   /** The committed record of a link id, with its ref. */

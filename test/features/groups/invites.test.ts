@@ -1,7 +1,8 @@
 import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { tokenFor } from '../../helpers/tokens.js';
-import { linkPath, profileOf } from '../../helpers/sign-in.js';
+import { linkPath, profileOf, registerRedirects } from '../../helpers/sign-in.js';
+import { storeDigest } from '../../helpers/store-digest.js';
 import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
 
 t.test('the invite story: an address with no user → pending member → accepted → active', async (t) => {
@@ -111,7 +112,12 @@ t.test('invite rules: one pending invite per user, members are not invited, firs
   const dupById = await api.post(`/groups/${group.id}/invites`, { user_id: userId, roles: [] });
   t.equal(dupById.body.code, 'E_INVITE_EXISTS');
 
-  const updated = await api.put(`/groups/${group.id}/invites/${first.body.invitation.id}`, { user_id: userId, roles: ['writer'], redirect_url: 'https://app.example/x' });
+  const update = { user_id: userId, roles: ['writer'], redirect_url: 'https://app.example/x' };
+  const unregistered = await api.put(`/groups/${group.id}/invites/${first.body.invitation.id}`, update);
+  t.equal(unregistered.status, 400, "an invite with a link takes only a place the app's OIDC clients registered, as on create");
+  t.same(Object.keys(unregistered.body.field_errors), ['redirect_url']);
+  await registerRedirects(server, { allowed_origins: ['https://app.example'] });
+  const updated = await api.put(`/groups/${group.id}/invites/${first.body.invitation.id}`, update);
   t.equal(updated.status, 200);
   t.same(updated.body.roles, ['writer', 'owner'], 'the first invite keeps owner through updates');
   t.equal(updated.body.redirect_url, 'https://app.example/x');
@@ -170,6 +176,43 @@ t.test('invite PUT may leave the user out (SPEC requires it on create only): the
   t.equal(unnamed.status, 400, 'create still needs a user');
   t.same(unnamed.body.field_errors, { user_id: ['one of user_id, email or phone is required'] });
   t.equal((await as(server, ada).post(invites, { roles: [] })).status, 400, 'on /me too');
+});
+
+t.test("an invite PUT is checked as its create: one with a link takes only a registered redirect_url, and its link keeps its own", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  await registerRedirects(server, { allowed_origins: ['https://app.example'] });
+  const made = await api.post(`/groups/${group.id}/invites`, { email: 'cy@example.com', roles: [], redirect_url: 'https://app.example/in' });
+  t.equal(made.status, 200);
+  const { invitation, link } = made.body;
+  const refusal = { redirect_url: ["must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"] };
+
+  const before = storeDigest(server.deps.store);
+  const body = { roles: ['x'], redirect_url: 'https://evil.example/in' };
+  for (const [route, res] of [
+    ['platform', await api.put(`/groups/${group.id}/invites/${invitation.id}`, body)],
+    ['/me owner', await as(server, ada).put(`/me/groups/${group.id}/invites/${invitation.id}`, body)],
+  ] as const) {
+    t.equal(res.status, 400, route);
+    t.equal(res.body.code, 'E_VALIDATION');
+    t.same(res.body.field_errors, refusal);
+  }
+  t.equal(storeDigest(server.deps.store), before, 'nothing changed');
+  t.match((await api.get(`/groups/${group.id}/invites/${invitation.id}`)).body, { roles: [], redirect_url: 'https://app.example/in' });
+
+  const moved = await as(server, ada).put(`/me/groups/${group.id}/invites/${invitation.id}`, { roles: [], redirect_url: 'https://app.example/elsewhere' });
+  t.equal(moved.status, 200, 'a registered place passes');
+  t.equal((await api.put(`/groups/${group.id}/invites/${invitation.id}`, { roles: [], redirect_url: '/welcome' })).status, 200, 'and so does a path');
+  const redeemed = await server.request('GET', linkPath(link), { headers: { accept: 'text/html' } });
+  t.equal(redeemed.status, 302);
+  t.match(redeemed.headers.get('location'), /^https:\/\/app\.example\/in#/, 'the link keeps the URL it was made with');
+
+  const onMe = await as(server, ada).post(`/me/groups/${group.id}/invites`, { email: 'dee@example.com', roles: [], redirect_url: 'https://any.example/' });
+  t.equal(onMe.status, 200, 'an invite made on /me has no link, and no such check');
+  const onMePut = await as(server, ada).put(`/me/groups/${group.id}/invites/${onMe.body.invitation.id}`, { roles: [], redirect_url: 'https://other.example/' });
+  t.equal(onMePut.status, 200, 'on update either');
 });
 
 t.test('deleting a pending invite deletes its pending member; an answered one only itself', async (t) => {
