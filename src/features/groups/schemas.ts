@@ -36,8 +36,16 @@ export const GroupBody = v.strictObject({
 /** SPEC marks no group field required on PUT: an absent name keeps the group's. */
 export const GroupUpdateBody = v.strictObject({ ...GroupBody.entries, name: v.optional(Name) });
 
+const Role = v.pipe(
+  v.string('a role is a string'),
+  v.trim(),
+  v.minLength(1, 'a role is a non-empty string'),
+  v.maxLength(64, 'a role is at most 64 characters'),
+  NO_CONTROL_CHARACTERS,
+);
+
 const Roles = v.pipe(
-  v.array(v.pipe(v.string('a role is a string'), v.trim(), v.minLength(1, 'a role is a non-empty string'), v.maxLength(64, 'a role is at most 64 characters')), 'roles must be an array of strings'),
+  v.array(Role, 'roles must be an array of strings'),
   v.maxLength(ROLES_LIMIT, `at most ${ROLES_LIMIT} roles`),
   v.transform((roles) => [...new Set(roles)]),
 );

@@ -2,6 +2,7 @@ import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
+import { storeDigest } from '../../helpers/store-digest.js';
 import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
 
 t.test('POST /me/groups makes the caller the active owner; GET shows it to members only', async (t) => {
@@ -333,6 +334,29 @@ t.test('limits and types of group, member and invite fields are told in plain wo
     t.equal(res.status, 400, `${path} ${field}`);
     t.same(res.body.field_errors?.[field], [message], field);
   }
+});
+
+t.test('a role holds no control characters, as names do: 400 on that role, and nothing changes', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group, member } = await groupOf(server, ada);
+  const bob = await person(server, 'bob@example.com');
+  const invite = (await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [] })).body.invitation;
+  const before = storeDigest(server.deps.store);
+  for (const role of ['a\u0000', 'a\u0007b', 'x\u007f', 'x\u0085y']) {
+    for (const [label, res] of [
+      ['member create', await api.post(`/groups/${group.id}/members`, { email: 'cy@example.com', roles: ['ok', role] })],
+      ['member PUT on /me', await as(server, ada).put(`/me/groups/${group.id}/members/${member.id}`, { roles: ['owner', role] })],
+      ['invite create', await api.post(`/groups/${group.id}/invites`, { email: 'dee@example.com', roles: ['ok', role] })],
+      ['invite PUT', await api.put(`/groups/${group.id}/invites/${invite.id}`, { roles: ['ok', role] })],
+    ] as const) {
+      t.equal(res.status, 400, `${label} ${JSON.stringify(role)}`);
+      t.equal(res.body.code, 'E_VALIDATION');
+      t.same(res.body.field_errors, { 'roles[1]': ['must not contain control characters'] });
+    }
+  }
+  t.equal(storeDigest(server.deps.store), before, 'no user, member or invite was made or changed');
 });
 
 // The first member got `owner` added past the 50 roles a body may give: it held 51, and a PUT sending
