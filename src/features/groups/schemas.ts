@@ -46,8 +46,8 @@ const Role = v.pipe(
 
 const Roles = v.pipe(
   v.array(Role, 'roles must be an array of strings'),
-  v.maxLength(ROLES_LIMIT, `at most ${ROLES_LIMIT} roles`),
   v.transform((roles) => [...new Set(roles)]),
+  v.maxLength(ROLES_LIMIT, `at most ${ROLES_LIMIT} roles`),
 );
 
 const UserId = v.pipe(v.string('user_id must be a string'), v.regex(EXTERNAL_ID, 'user_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'));

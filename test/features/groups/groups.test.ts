@@ -359,6 +359,30 @@ t.test('a role holds no control characters, as names do: 400 on that role, and n
   t.equal(storeDigest(server.deps.store), before, 'no user, member or invite was made or changed');
 });
 
+t.test('the 50-roles cap counts roles after duplicates are dropped', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group, member } = await groupOf(server, ada);
+  const fifty = ['owner', ...Array.from({ length: 49 }, (_, i) => `role${i}`)];
+  const sent = [...fifty, 'role0', ' role1 '];
+  const kept = (await api.post(`/groups/${group.id}/members`, { email: 'bob@example.com', roles: sent })).body;
+  t.same(kept.roles, fifty, 'member create: 52 entries that reduce to 50 are taken, without the duplicates');
+  const put = await as(server, ada).put(`/me/groups/${group.id}/members/${member.id}`, { roles: sent });
+  t.equal(put.status, 200, 'member PUT');
+  t.same(put.body.roles, fifty);
+  const invite = await api.post(`/groups/${group.id}/invites`, { email: 'cy@example.com', roles: sent });
+  t.equal(invite.status, 200, 'invite create');
+  t.same(invite.body.invitation.roles, fifty);
+  const invitePut = await api.put(`/groups/${group.id}/invites/${invite.body.invitation.id}`, { roles: sent });
+  t.equal(invitePut.status, 200, 'invite PUT');
+  t.same(invitePut.body.roles, fifty);
+
+  const tooMany = await api.post(`/groups/${group.id}/members`, { email: 'dee@example.com', roles: [...sent, 'role49'] });
+  t.equal(tooMany.status, 400, '51 distinct roles are still refused');
+  t.same(tooMany.body.field_errors, { roles: ['at most 50 roles'] });
+});
+
 // The first member got `owner` added past the 50 roles a body may give: it held 51, and a PUT sending
 // its roles back was refused.
 t.test('the owner role the first member gets counts toward its 50 roles: past them the create is 400 and makes nothing', async (t) => {
