@@ -61,7 +61,17 @@ export interface Turn {
   derive(write: () => void): void;
   /** Runs after a successful commit: effects such as sending mail. */
   afterCommit(effect: () => void): void;
+  /**
+   * Holds, from now to the turn's end, the locks of the new records whose IDs `draw` draws, and answers
+   * their keys. Drawn inside the turn, after its wait, those IDs sort after every record committed
+   * before it: lists page by ID. It never waits: keys some turn holds or waits for (an ID guessed by a
+   * request) are drawn again.
+   */
+  lockNew(draw: () => readonly string[]): readonly string[];
 }
+
+/** Draws of `lockNew` before it gives up: only a request naming the very next IDs takes one. */
+const NEW_KEY_DRAWS = 8;
 
 export interface RuntimeOptions {
   store: Store;
@@ -148,13 +158,13 @@ export class ActorRuntime {
    * If anything fails, the actors it touched are dropped from memory and reload from disk.
    */
   async run<T>(lockKeys: readonly string[], body: (turn: Turn) => T): Promise<T> {
-    const release = await this.locks.acquire(lockKeys);
+    const releases = [await this.locks.acquire(lockKeys)];
     const touched = new Set<string>();
     try {
       const writes: Array<() => void> = [];
       const derived: Array<() => void> = [];
       const effects: Array<() => void> = [];
-      const turn = this.turn(new Set(lockKeys), touched, writes, derived, effects);
+      const turn = this.turn(new Set(lockKeys), releases, touched, writes, derived, effects);
       const result = body(turn);
       if (result instanceof Promise) throw new TypeError('A turn body must be synchronous');
       if (writes.length + derived.length > 0) {
@@ -179,13 +189,14 @@ export class ActorRuntime {
       return result;
     } finally {
       for (const id of touched) this.evict(id);
-      release();
+      for (const release of releases) release();
       this.enforceCap();
     }
   }
 
   private turn(
     locked: Set<string>,
+    releases: Array<() => void>,
     touched: Set<string>,
     writes: Array<() => void>,
     derived: Array<() => void>,
@@ -258,6 +269,17 @@ export class ActorRuntime {
         }),
       derive: (write) => derived.push(write),
       afterCommit: (effect) => effects.push(effect),
+      lockNew: (draw) => {
+        for (let attempt = 0; attempt < NEW_KEY_DRAWS; attempt++) {
+          const keys = draw();
+          const release = this.locks.tryAcquire(keys);
+          if (!release) continue;
+          releases.push(release);
+          for (const key of keys) locked.add(key);
+          return keys;
+        }
+        throw unavailable('No free ID could be drawn; try again');
+      },
     };
   }
 

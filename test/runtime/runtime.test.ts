@@ -5,6 +5,7 @@ import { ok, noContent } from '../../src/http/reply.js';
 import { conflict, notFound } from '../../src/lib/errors.js';
 import { actorLockKey, ActorRuntime, type SnapshotStore } from '../../src/runtime/runtime.js';
 import { openStore } from '../../src/storage/store.js';
+import type { KeyLocks } from '../../src/runtime/locks.js';
 import { manualClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/deps.js';
 import type { Route } from '../../src/http/route.js';
@@ -198,6 +199,31 @@ t.test('a lock holds until the commit is done; distinct keys do not wait', async
   log.length = 0;
   await Promise.all([turn('third', 'one'), turn('fourth', 'other')]);
   t.same(log.slice(0, 2), ['third body', 'fourth body'], 'the second turn ran while the first was committing');
+});
+
+t.test('lockNew holds fresh keys to the end of the turn, drawing again past one a request holds', async (t) => {
+  const store = openStore(t.testdir());
+  const runtime = new ActorRuntime({ store, machines: testMachines, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000 });
+  t.teardown(async () => {
+    runtime.stop();
+    await store.close();
+  });
+  const locks = (runtime as unknown as { locks: KeyLocks }).locks;
+  const releaseGuess = await locks.acquire([doorKey('d1')]);
+  let drawn = 0;
+  const draw = () => [doorKey(`d${++drawn}`)];
+  const keys = await runtime.run([], (turn) => {
+    const keys = turn.lockNew(draw);
+    t.ok(locks.isHeld(doorKey('d2')), 'held in the turn');
+    turn.create('door', ['d2'], { name: 'd2' });
+    return keys;
+  });
+  t.same(keys, [doorKey('d2')], 'd1, which a request holds, is drawn again');
+  t.notOk(locks.isHeld(doorKey('d2')), 'released with the turn');
+  t.same(runtime.read('door', ['d2'])?.context, { name: 'd2', opens: 0, knocks: 0 });
+  const never = runtime.run([], (turn) => turn.lockNew(() => [doorKey('d1')]));
+  await t.rejects(never, { status: 503, code: 'E_UNAVAILABLE' });
+  releaseGuess();
 });
 
 t.test('passivation, the resident cap, and reload from the snapshot', async (t) => {

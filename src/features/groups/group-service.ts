@@ -5,7 +5,7 @@ import { authorOf, partyOf, type Acting } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
 import { GroupEdit } from './edit.js';
 import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, OWNER_ROLE, groupCountKey, groupKey, groupLock, idsInGroup, memberLock } from './keys.js';
-import { runHolding } from './locking.js';
+import { fixedHold } from './locking.js';
 import type { GroupView, MemberView } from './render.js';
 import type { GroupBody, GroupUpdateBody } from './schemas.js';
 import type * as v from 'valibot';
@@ -17,15 +17,22 @@ type GroupUpdate = v.InferOutput<typeof GroupUpdateBody>;
 export class GroupService {
   constructor(private readonly core: GroupsCore) {}
 
-  /** A new group; a user who creates one becomes its first member, `active`, with `["owner"]`. */
+  /**
+   * A new group; a user who creates one becomes its first member, `active`, with `["owner"]`. Its IDs
+   * are drawn once the turn holds its creator: drawn before, a group that waited for a busy creator
+   * would sort before groups committed ahead of it.
+   */
   async create(acting: Acting, fields: GroupFields): Promise<{ group: GroupView; member?: MemberView }> {
     const { appId } = acting;
-    const groupId = newId('group');
-    const memberId = newId('member');
     // A user's own lock too: its deletion must not miss the member it is becoming.
-    const creator = acting.kind === 'user' ? [memberLock(appId, groupId, memberId), userLock(appId, acting.userId)] : [];
-    return runHolding(this.core.runtime, [groupLock(appId, groupId), ...creator], (turn, hold) => {
+    const creator = acting.kind === 'user' ? [userLock(appId, acting.userId)] : [];
+    return this.core.runtime.run(creator, (turn) => {
       if (acting.kind === 'user') this.core.users.requireCaller(turn, appId, acting);
+      let [groupId, memberId] = ['', ''];
+      const fresh = turn.lockNew(() => {
+        [groupId, memberId] = [newId('group'), newId('member')];
+        return [groupLock(appId, groupId), memberLock(appId, groupId, memberId)];
+      });
       turn.create<GroupContext>(GROUP_KIND, groupKey(appId, groupId), {
         appId,
         id: groupId,
@@ -35,7 +42,7 @@ export class GroupService {
       } satisfies GroupInput);
       this.core.names.add(turn, appId, groupId, fields.name);
       turn.count(groupCountKey(appId), 1);
-      const edit = new GroupEdit(this.core, turn, hold, appId, groupId);
+      const edit = new GroupEdit(this.core, turn, fixedHold([...creator, ...fresh]), appId, groupId);
       const member =
         acting.kind === 'user'
           ? edit.addMember(memberId, { userId: acting.userId, roles: [OWNER_ROLE], state: 'active', addedBy: partyOf(acting) })

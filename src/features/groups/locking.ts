@@ -47,7 +47,7 @@ export async function runHolding<T>(runtime: ActorRuntime, locks: Locks, body: (
 }
 
 /**
- * The hold of a turn whose lock set was fixed before it began (a link's redemption): a key outside
+ * The hold of a turn whose lock set is fixed (a link's redemption, a group's creation): a key outside
  * `held` means that set was named wrong, a bug to surface at once, not a turn to repeat.
  */
 export const fixedHold =

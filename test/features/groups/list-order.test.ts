@@ -3,7 +3,7 @@ import { startServer } from '../../helpers/server.js';
 import { holdLocks, queueOn } from '../../helpers/locks.js';
 import { userLock } from '../../../src/features/users/directory.js';
 import { groupLock } from '../../../src/features/groups/keys.js';
-import { groupOf, person, platform } from './helpers.js';
+import { as, groupOf, person, platform } from './helpers.js';
 
 // Lists page by ID: an item committed after a client read the end of a list must sort after it, or
 // `after` skips it for good. A turn that must be run again for a lock it lacked (a user named by an
@@ -41,3 +41,33 @@ for (const [kind, path, body] of [
     t.same(next.body.results.map((item: { id: string }) => item.id), [idOf(bobAnswer)], "Bob's, committed later, is on the page after that end");
   });
 }
+
+// A group drew its ID on arrival, then its creator's turn waited for the creator's lock: a group made
+// meanwhile with a later ID committed first, and a client holding that one as its cursor skipped it.
+t.test("a group made after waiting for its creator's lock is listed after the groups committed before it", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const ids = (res: { body: any }) => res.body.results.map((group: { id: string }) => group.id);
+
+  // Ada is busy (a profile write, say) while Bob and the app make groups. Her activity was stamped
+  // just now, so her request's first wait for her lock is its turn's.
+  await as(server, ada).get('/me/groups');
+  const adaLock = userLock(server.app.id, ada.userId);
+  const releaseAda = await holdLocks(server, [adaLock]);
+  const forAda = await queueOn(server, adaLock, () => as(server, ada).post('/me/groups', { name: 'Ada' }));
+  const bobs = await groupOf(server, bob, 'Bob');
+  const apps = await api.post('/groups', { name: 'App' });
+  t.equal(apps.status, 200);
+  const seen = await api.get('/groups');
+  t.same(ids(seen), [bobs.group.id, apps.body.id], "a client reads the list's end: the app's group");
+
+  releaseAda();
+  const adas = await forAda.answer;
+  t.equal(adas.status, 200);
+  const next = await api.get(`/groups?after=${apps.body.id}`);
+  t.same(ids(next), [adas.body.group.id], "Ada's, committed later, is on the page after that end");
+  const mine = await as(server, ada).get('/me/groups');
+  t.same(mine.body.results.map((item: { group: { id: string } }) => item.group.id), [adas.body.group.id], 'Ada is its first member');
+});
