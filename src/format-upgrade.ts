@@ -12,12 +12,13 @@ const UPGRADE_ENTRY = fileURLToPath(new URL('./format-upgrade-main.js', import.m
  * it. A step is one transaction over every user, and LMDB keeps the memory that transaction's pages
  * took (~0.6 GB for 200 000 users, ~0.9 GB for a million) until its process ends: a server that
  * migrated itself would carry it for as long as it runs. The child inherits the server's output; a
- * stop asked of the server meanwhile stops the child, whose transaction is then never committed.
+ * stop asked of the server meanwhile stops the child, whose transaction is then never committed, and
+ * so does the server's end (`kill -9`), which leaves the data dir unclaimed (format-upgrade-main.ts).
  */
 export async function upgradeFormatApart(dataDir: string, logger: Logger, stops: StopRequests): Promise<void> {
   const from = await formatBehind(dataDir);
   if (from === undefined) return;
-  const child = spawn(process.execPath, [...withoutDebuggerFlags(process.execArgv), UPGRADE_ENTRY], { stdio: 'inherit', env: process.env });
+  const child = spawn(process.execPath, [...withoutDebuggerFlags(process.execArgv), UPGRADE_ENTRY, String(process.pid)], { stdio: 'inherit', env: process.env });
   const ignoreStops = stops.onStop((signal) => child.kill(signal));
   try {
     logger.info({ from, to: FORMAT_VERSION, child: child.pid }, 'upgrading the data format in a child process');

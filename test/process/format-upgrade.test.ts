@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { compiledService } from '../helpers/build.js';
 import { runEntry, startChildServer } from '../helpers/child.js';
 import { format6DataDir, formatOf } from '../helpers/older-format.js';
@@ -94,6 +95,29 @@ const isZombie = (pid: number) => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
 };
+
+/** Whether process `pid` runs: it exists and has not ended (a reparented child nothing reaps is left a zombie). */
+const isRunning = (pid: number) => {
+  try {
+    return !isZombie(pid);
+  } catch {
+    return false;
+  }
+};
+
+t.test('an upgrade whose server is killed (kill -9) stops: nothing migrates the data dir it no longer claims, which keeps its format', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const { dataDir } = await format6DataDir(t, undefined, 50_000);
+  const { server, exited, upgrading } = await serverUpgrading(t, dataDir);
+  // Once the child has mapped the data file, its first step (all 50 000 records) is under way.
+  while (!readFileSync(`/proc/${upgrading.child}/maps`, 'utf8').includes(join(dataDir, 'data.mdb'))) await sleep(10);
+  await sleep(200);
+  server.kill('SIGKILL');
+  await exited;
+  const deadline = Date.now() + 5_000;
+  while (isRunning(upgrading.child) && Date.now() < deadline) await sleep(20);
+  t.notOk(isRunning(upgrading.child), 'its upgrade is not left running');
+  t.equal(await formatOf(dataDir), 6, 'the step it was in is not committed');
+});
 
 t.test('a stop asked of the server as its upgrade ends is not lost: the server stops', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const { dataDir } = await format6DataDir(t);
