@@ -23,7 +23,7 @@ export async function withServices<T>(
   if (!options.create && !holdsData(config.dataDir)) {
     throw new CommandError(`${config.dataDir} holds no data (check SVC_DATA_DIR)`);
   }
-  const releaseMark = options.readOnly ? undefined : markWriting(config.dataDir);
+  const releaseMark = markWriting(config.dataDir);
   try {
     if (!options.readOnly) await refuseMovingServedFormat(config.dataDir);
     const logger = createLogger(config.logLevel, pino.destination(2));
@@ -34,13 +34,15 @@ export async function withServices<T>(
       await closeServices(deps);
     }
   } finally {
-    releaseMark?.();
+    releaseMark();
   }
 }
 
 /**
  * Every command but `verify` may write (opening the services migrates, makes the pepper and a signing
  * key): a restore under it would replace the data file it writes to, so it is refused while one runs.
+ * So is `verify`: it makes LMDB's lock file where there is none, and one made after the restore
+ * removed the old one would be the restored data file's.
  */
 function markWriting(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });

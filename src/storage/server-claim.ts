@@ -99,7 +99,7 @@ export function claimDataDir(dataDir: string, holder: ClaimHolder = 'server'): (
   }
 }
 
-/** A CLI process that writes to a data dir marks it so, beside a server's claim (`markWriter`). */
+/** A CLI process that writes to a data dir, or opens it for a backup or `verify`, marks it so, beside a server's claim (`markWriter`). */
 const WRITER_MARK = /^\.writer-(\d+)$/;
 
 /**

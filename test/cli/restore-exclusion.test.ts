@@ -113,6 +113,33 @@ t.test('a restore is refused while a command writes: the write would be lost to 
   t.same(await appNames(dataDir), ['Backed up']);
 });
 
+t.test('verify is refused while a restore runs, and a restore while verify runs: the lock file it makes would be the restored data file\'s', async (t) => {
+  const dir = t.testdir();
+  const { dataDir, backup } = await dataDirAndBackup(dir, 'Replaced');
+  const restore = await heldRestore(t, dir, dataDir, backup);
+  const refused = await runCli(['verify'], { dataDir });
+  t.equal(refused.code, 1, refused.stderr);
+  t.match(refused.stderr, new RegExp(`^error: ${dataDir} is being restored by process ${restore.pid}; try again once it is done$`, 'm'));
+  t.equal(refused.stdout, '', 'no report');
+  t.equal((await restore.resume()).code, 0);
+
+  const build = await compiledService();
+  // `verify` between opening the data dir and reading it.
+  const verifying = [
+    `const { withServices } = await import(${JSON.stringify(join(build, 'src', 'cli', 'services.js'))});`,
+    `const { loadConfig } = await import(${JSON.stringify(join(build, 'src', 'config.js'))});`,
+    `await withServices(loadConfig(process.env), async () => { ${PAUSE} }, { readOnly: true });`,
+  ].join('\n');
+  const reading = await pausedChild(t, ['--input-type=module', '-e', verifying], dataDir);
+  const restoreRefused = await runCli(['restore', backup, '--force'], { dataDir });
+  t.equal(restoreRefused.code, 1, restoreRefused.stderr);
+  t.match(restoreRefused.stderr, new RegExp(`^error: ${dataDir} is being written by process ${reading.pid} \\(a CLI command\\); try again once it is done$`, 'm'));
+  t.equal((await reading.resume()).code, 0);
+  const verified = await runCli(['verify'], { dataDir });
+  t.equal(verified.code, 0, `once the restore is done, verify runs: ${verified.stderr}`);
+  t.same(readdirSync(dataDir).filter((name) => name.startsWith('.')), [], 'no mark is left');
+});
+
 t.test('a backup is refused while a restore runs, and a restore while a backup runs: each opens the data dir the other replaces', async (t) => {
   const dir = t.testdir();
   const { dataDir, backup } = await dataDirAndBackup(dir, 'Replaced');
