@@ -35,6 +35,13 @@ export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must
 /** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters (C0, DEL, C1). */
 export const NO_CONTROL_CHARACTERS = v.regex(/^\P{Cc}*$/u, 'must not contain control characters');
 
+/**
+ * One line of text, trimmed, of 1 to `max` characters and no control characters: the rule of names
+ * (groups, apps, OIDC clients) and roles. `says` words each refusal for the field it checks.
+ */
+export const oneLineOfText = (max: number, says: { notText?: string; empty: string; tooLong: string }) =>
+  v.pipe(v.string(says.notText), v.trim(), v.minLength(1, says.empty), v.maxLength(max, says.tooLong), NO_CONTROL_CHARACTERS);
+
 /** `config.redirect_uris[1]`: where a value lies, written the way a caller writes it; `body` for the whole input. */
 export function shownPath(keys: readonly unknown[]): string {
   let path = '';

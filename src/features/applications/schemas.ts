@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS } from '../../lib/validate.js';
+import { jsonObject, jsonRecord, oneLineOfText } from '../../lib/validate.js';
 
 export const FIELD_TYPES = ['string', 'number', 'boolean', 'object', 'image', 'file'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -40,7 +40,7 @@ export const AppSchemaSchema = jsonObject(
 export type AppSchema = v.InferOutput<typeof AppSchemaSchema>;
 export type FieldSpec = v.InferOutput<typeof FieldSchema>;
 
-export const AppNameSchema = v.pipe(v.string(), v.trim(), v.minLength(1, 'name is required'), v.maxLength(200, 'name is at most 200 characters'), NO_CONTROL_CHARACTERS);
+export const AppNameSchema = oneLineOfText(200, { empty: 'name is required', tooLong: 'name is at most 200 characters' });
 
 export const CreateAppSchema = v.strictObject({
   name: AppNameSchema,

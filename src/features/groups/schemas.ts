@@ -4,7 +4,7 @@ import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
-import { jsonRecord, NO_CONTROL_CHARACTERS, parseQuery } from '../../lib/validate.js';
+import { jsonRecord, oneLineOfText, parseQuery } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageSizeParam } from '../../http/page-query.js';
@@ -13,13 +13,11 @@ import { ROLES_LIMIT } from './keys.js';
 const META_LIMIT = 16 * 1024;
 
 const GROUP_NAME_LIMIT = 200;
-const Name = v.pipe(
-  v.string('name must be a string'),
-  v.trim(),
-  v.minLength(1, 'name is required'),
-  v.maxLength(GROUP_NAME_LIMIT, `name is at most ${GROUP_NAME_LIMIT} characters`),
-  NO_CONTROL_CHARACTERS,
-);
+const Name = oneLineOfText(GROUP_NAME_LIMIT, {
+  notText: 'name must be a string',
+  empty: 'name is required',
+  tooLong: `name is at most ${GROUP_NAME_LIMIT} characters`,
+});
 
 const Meta = v.pipe(
   jsonRecord(v.record(v.string(), v.unknown()), 'meta must be an object'),
@@ -36,13 +34,7 @@ export const GroupBody = v.strictObject({
 /** SPEC marks no group field required on PUT: an absent name keeps the group's. */
 export const GroupUpdateBody = v.strictObject({ ...GroupBody.entries, name: v.optional(Name) });
 
-const Role = v.pipe(
-  v.string('a role is a string'),
-  v.trim(),
-  v.minLength(1, 'a role is a non-empty string'),
-  v.maxLength(64, 'a role is at most 64 characters'),
-  NO_CONTROL_CHARACTERS,
-);
+const Role = oneLineOfText(64, { notText: 'a role is a string', empty: 'a role is a non-empty string', tooLong: 'a role is at most 64 characters' });
 
 const Roles = v.pipe(
   v.array(Role, 'roles must be an array of strings'),

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl, isHttpOrigin, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
-import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS } from '../../lib/validate.js';
+import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS, oneLineOfText } from '../../lib/validate.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
 import { isTimestamp } from '../../lib/timestamps.js';
 
@@ -94,13 +94,7 @@ export const CONFIG_DEFAULTS: Readonly<OidcConfig> = Object.freeze({
   is_pkce_supported: true,
 });
 
-const Name = v.pipe(
-  v.string('must be a string'),
-  v.trim(),
-  v.minLength(1, 'must not be empty'),
-  v.maxLength(200, 'must be at most 200 characters'),
-  NO_CONTROL_CHARACTERS,
-);
+const Name = oneLineOfText(200, { notText: 'must be a string', empty: 'must not be empty', tooLong: 'must be at most 200 characters' });
 
 /** Fields a client answers with that a caller may echo back on PUT: accepted and ignored. */
 const readOnly = v.optional(v.unknown());
