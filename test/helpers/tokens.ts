@@ -1,5 +1,6 @@
 import type { TestServer } from './server.js';
 import { USER_KIND, userKey, type UserRef, type UserView } from '../../src/features/users/directory.js';
+import { startSession } from '../../src/features/sessions/sign-in.js';
 
 /**
  * Ensures a user (by ID or address) in an app, starts it a session and issues it an access token
@@ -10,12 +11,12 @@ export async function tokenFor(
   ref: UserRef,
   appId = server.app.id,
 ): Promise<{ userId: string; token: string; sessionId: string }> {
-  const { users, runtime, accessTokens, sessions } = server.deps;
+  const { users, runtime, accessTokens } = server.deps;
   const plan = users.planEnsure(appId, ref);
   // A session of its own, as a sign-in starts one: routes that check the session find it live.
   const { userId, sessionId } = await runtime.run(plan.locks, (turn) => {
     const { userId } = plan.apply(turn);
-    const { sid } = sessions.start(turn, turn.get(USER_KIND, userKey(appId, userId)) as UserView);
+    const { sid } = startSession(server.deps, turn, turn.get(USER_KIND, userKey(appId, userId)) as UserView);
     return { userId, sessionId: sid };
   });
   const user = users.require(appId, userId);

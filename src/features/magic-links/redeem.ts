@@ -2,6 +2,7 @@ import { linkExpired, notFound, unauthorized } from '../../lib/errors.js';
 import { userLock } from '../users/directory.js';
 import { FIELD_OF, holdsAddress } from '../users/addresses.js';
 import { tokenPair, type TokenPair } from '../sessions/token-pair.js';
+import { startSession } from '../sessions/sign-in.js';
 import type { Deps } from '../../deps.js';
 import type { VerifiedData } from '../../../machines/user.machine.js';
 import type { LinkRecord } from './link-store.js';
@@ -49,7 +50,7 @@ export async function redeemLink(deps: Deps, id: string): Promise<{ tokens: Toke
       verified: verifiedBy(link),
       at: turn.now,
     });
-    const session = deps.sessions.start(turn, user);
+    const session = startSession(deps, turn, user);
     handler?.redeem(turn, facts);
     return { user, link, ...session };
   });

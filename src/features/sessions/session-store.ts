@@ -10,6 +10,9 @@ import type { UserView } from '../users/directory.js';
 /** A refresh token lives this long after it was issued; each refresh issues a new one (sliding). */
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
 
+/** How many live sessions a user holds at most in an application: a sign-in past it ends the oldest. */
+export const LIVE_SESSIONS_PER_USER_LIMIT = 100;
+
 /** A session's start is in its ID (`sessionStart`). */
 interface SessionRecord {
   /** Hash of the one refresh token of this session that may still be used. */
@@ -78,11 +81,13 @@ export class SessionStore {
    * Starts a session for `user` and answers its first refresh token. A session starts after the
    * user's sign-out-everywhere watermark, even within the same millisecond as that sign-out, and not
    * before the user's creation, though the clock was stepped back since (NTP): either would read as revoked.
+   * It also starts after the user's newest session, so that the order of a user's session IDs is the
+   * order they started in (ULIDs of one millisecond sort at random): the cap ends the oldest.
    */
   start(turn: Turn, user: UserView): { sid: string; refreshToken: string } {
     const { appId, id: userId, revokedBefore, meta } = user.context;
-    this.pruneExpired(turn, appId, userId);
-    const sid = newSessionId(Math.max(turn.now, revokedBefore + 1, Date.parse(meta.created)));
+    const at = Math.max(turn.now, revokedBefore + 1, Date.parse(meta.created), this.newestStart(appId, userId) + 1);
+    const sid = newSessionId(at);
     const refreshToken = this.issue(turn, appId, userId, sid);
     return { sid, refreshToken };
   }
@@ -153,11 +158,18 @@ export class SessionStore {
     }
   }
 
-  /** Sessions whose last refresh token has expired are over: forget them when the user signs in again. */
-  private pruneExpired(turn: Turn, appId: string, userId: string): void {
-    const range = this.sessions.getRange({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
-    for (const { key, value } of range) {
-      if (value.expiresAt <= turn.now) this.endSession(turn, appId, userId, (key as Key[])[2] as string);
+  /**
+   * The user's live sessions a new one would put past LIVE_SESSIONS_PER_USER_LIMIT, oldest first
+   * (ended ones are gone from the index). Sessions whose last refresh token has expired are over:
+   * they are forgotten here and take no place.
+   */
+  crowdedOut(turn: Turn, appId: string, userId: string): string[] {
+    const live: string[] = [];
+    for (const { key, value } of this.sessions.getRange({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })) {
+      const sid = (key as Key[])[2] as string;
+      if (value.expiresAt <= turn.now) this.endSession(turn, appId, userId, sid);
+      else live.push(sid);
     }
+    return live.slice(0, Math.max(0, live.length - LIVE_SESSIONS_PER_USER_LIMIT + 1));
   }
 }

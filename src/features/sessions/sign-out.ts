@@ -3,7 +3,7 @@ import type { Turn } from '../../runtime/runtime.js';
 import type { Deps } from '../../deps.js';
 import type { SessionOf } from '../../auth/revocation.js';
 
-type SignOutDeps = Pick<Deps, 'runtime' | 'users' | 'sessions' | 'magicLinks'>;
+export type SignOutDeps = Pick<Deps, 'runtime' | 'users' | 'sessions' | 'magicLinks'>;
 
 /**
  * How much of a user's sign-in state a sign-out ends (ADDENDUM §4):
