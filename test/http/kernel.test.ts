@@ -362,6 +362,22 @@ t.test('a request framed two ways is cut off unanswered, so nothing after it is 
   t.equal((await fetch(`${url}/items/1`)).status, 200, 'the server serves on');
 });
 
+t.test('uWS cuts off unanswered a content-length other than 1 to 9 digits, so checkDeclaredLength only ever reads digits', async (t) => {
+  const next = 'GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\n';
+  const post = (length: string) => exchange(`POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n{}${next}`);
+  // What Number() would read as a length (16, 1000, 5, 2), a sign, a fraction, a list, a 10th digit.
+  for (const length of ['0x10', '1e3', '+5', '2.0', '-2', '2,2', '', '0000000002', '1000000000', '4294967296']) {
+    const res = await post(length);
+    t.equal(res.text, '', `${JSON.stringify(length)}: no answer`);
+    t.ok(res.closed, `${JSON.stringify(length)}: the connection is closed`);
+  }
+  for (const length of [' 2 ', '\t2', '02']) {
+    const res = await post(length);
+    t.equal(res.text.match(/HTTP\/1\.1 200 /g)?.length, 2, `${JSON.stringify(length)}: read as 2 (whitespace around a field value is not part of it)`);
+  }
+  t.match((await post('999999999')).text, /^HTTP\/1\.1 413 /, 'nine digits reach the app, whose cap refuses them');
+});
+
 t.test('a request with a transfer coding other than chunked alone is cut off unanswered: uWS would read its body as chunks', async (t) => {
   const chunks = '2\r\n{}\r\n0\r\n\r\n';
   const next = 'GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\n';
