@@ -210,6 +210,31 @@ t.test('/me calls stamp meta.last_active at most once a minute', async (t) => {
   t.equal(server.deps.users.require(server.app.id, userId).context.meta.modified, first.body.meta.modified, 'activity is not a modification');
 });
 
+t.test('every /me feature stamps meta.last_active alike: profile, field, meta, groups, members, invites', async (t) => {
+  const clock = manualClock();
+  const server = await startServerWithSchema(t, schema, { clock });
+  const { userId, token, me } = await userWithProfile(server);
+  const group = (await server.request('POST', '/me/groups', { token, body: { name: 'g' } })).body.group.id;
+  const calls: [string, string, unknown?][] = [
+    ['GET', me],
+    ['HEAD', me],
+    ['GET', `${me}/fields/nickname`],
+    ['GET', `${me}/fields/no_such_field`],
+    ['PATCH', me, { data: { nickname: 'x' } }],
+    ['PUT', `${me}/fields/nickname`, { value: 'y' }],
+    ['PUT', '/me/meta', { last_passkey_registration_prompt: '2026-01-01T00:00:00Z' }],
+    ['GET', '/me/groups'],
+    ['GET', `/me/groups/${group}`],
+    ['GET', `/me/groups/${group}/members`],
+    ['GET', `/me/groups/${group}/invites`],
+  ];
+  for (const [method, path, body] of calls) {
+    clock.advance(60_000);
+    await server.request(method, path, { token, body });
+    t.equal(server.deps.users.require(server.app.id, userId).context.meta.last_active, new Date(clock.now()).toISOString(), `${method} ${path}`);
+  }
+});
+
 t.test('a disabled user\'s token is refused with E_USER_DISABLED; a token of another app is 403', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const { userId, token, me } = await userWithProfile(server);
