@@ -64,7 +64,8 @@ export interface Scripts {
  * both alike. Each is warmed up first; the warm-up's figures are dropped.
  */
 export async function measurePaired(ceiling: Target, route: Target, scripts: Scripts, settings: LoadSettings): Promise<PairedMeasurement> {
-  const common = { connections: settings.connections, threads: settings.threads };
+  // A route on fewer connections than threads (the list page's one) gets a thread per connection: wrk refuses more.
+  const common = { connections: settings.connections, threads: Math.min(settings.threads, settings.connections) };
   const script = scripts.route;
   if (settings.warmupSeconds > 0) {
     await runWrk({ ...common, url: ceiling.url, script: scripts.ceiling, seconds: settings.warmupSeconds });

@@ -81,14 +81,17 @@ export function parseOptions(argv: string[]): BenchOptions {
     if (at < 1) throw new UsageError(`--env takes NAME=VALUE, not "${pair}"`);
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
+  const connections = whole('connections', parsed.connections, 64);
+  const threads = whole('threads', parsed.threads, 1);
+  if (threads > connections) throw new UsageError(`--threads (${threads}) must be at most --connections (${connections}): wrk refuses more`);
   return {
     quick,
     users,
     seconds: whole('seconds', parsed.seconds, quick ? 3 : 10),
     rounds: whole('rounds', parsed.rounds, quick ? 3 : 5),
     warmupSeconds: whole('warmup', parsed.warmup, quick ? 1 : 3, 0),
-    connections: whole('connections', parsed.connections, 64),
-    threads: whole('threads', parsed.threads, 1),
+    connections,
+    threads,
     seedConcurrency: whole('seed-concurrency', parsed['seed-concurrency'], 128),
     signedInUsers: Math.min(users, 256),
     sweepWrites: Math.min(users, 100_000),

@@ -1,0 +1,32 @@
+import t from 'tap';
+import { createServer } from 'node:http';
+import { measurePaired } from '../../bench/measure.js';
+import { writeRequestScript } from '../../bench/lua.js';
+import { parseOptions, UsageError } from '../../bench/options.js';
+
+/** A real HTTP server in this process, as wrk's target (its CPU figures are this process's). */
+async function target(t: { teardown(fn: () => unknown): void }) {
+  const server = createServer((_req, res) => res.end('{}'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const address = server.address();
+  if (typeof address !== 'object' || !address) throw new Error('no address');
+  return { url: `http://127.0.0.1:${address.port}/`, pid: process.pid };
+}
+
+t.test('a route on fewer connections than --threads runs with one thread per connection (wrk refuses more)', async (t) => {
+  const server = await target(t);
+  const dir = t.testdir();
+  const settings = { seconds: 1, rounds: 1, warmupSeconds: 0, threads: 2, connections: 1, dir };
+  const script = await writeRequestScript(dir, 'get', { method: 'GET', path: '/' });
+  const measured = await measurePaired(server, server, { route: script, ceiling: script }, settings);
+  t.ok(measured.route.requests > 0, 'the route answered');
+  t.ok(measured.ceiling.requests > 0, 'the ceiling answered');
+});
+
+t.test('--threads above --connections is a usage error, not a run whose every route fails', async (t) => {
+  t.equal(parseOptions(['--threads', '2', '--connections', '2']).threads, 2);
+  const error = t.throws(() => parseOptions(['--threads', '4', '--connections', '2']), /--threads .*at most --connections/);
+  t.type(error, UsageError);
+  t.type(t.throws(() => parseOptions(['--threads', '65'])), UsageError, 'the default is 64 connections');
+});
