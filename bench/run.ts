@@ -9,7 +9,7 @@ import { startCeiling } from './ceiling.js';
 import { startService } from './service-process.js';
 import { RouteUnavailable, serviceClient } from './client.js';
 import { seedUsers, signIn, type Seeding } from './seed.js';
-import { PROFILE_WRITE, scenarios, type ScenarioEnv, type SignedInUser } from './scenarios.js';
+import { chooseScenarios, PROFILE_WRITE, type Scenario, type ScenarioEnv, type SignedInUser } from './scenarios.js';
 import { errorShare, measurePaired, prepareScripts, type LoadSettings, type Target } from './measure.js';
 import { coldStart, memoryAfterSweep, type MemoryFigures } from './scale.js';
 import { formatTable, judge, resultsPath, writeResults, type ScenarioOutcome } from './report.js';
@@ -20,6 +20,7 @@ const log = (message: string) => process.stderr.write(`[bench ${new Date().toISO
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
+  const chosen = chooseScenarios(options.only);
   if (!wrkAvailable()) {
     process.stderr.write(`${WRK_INSTALL_HINT}\n`);
     return 2;
@@ -31,7 +32,7 @@ async function main(): Promise<number> {
   const ceiling = await startCeiling();
   try {
     const profileDir = resultsPath(startedAt, '-cpu-prof');
-    const run = await measureService(options, settings, ceiling, join(work, 'data'), profileDir);
+    const run = await measureService(options, chosen, settings, ceiling, join(work, 'data'), profileDir);
     process.stdout.write(`\n${formatTable(run.outcomes)}\n\n${summarize(options, run)}\n`);
     if (run.hot) {
       process.stdout.write(`\nHottest functions of the service (share of busy self time):\n${formatHotFunctions(run.hot)}\n`);
@@ -56,6 +57,7 @@ async function main(): Promise<number> {
 
 async function measureService(
   options: BenchOptions,
+  chosen: readonly Scenario[],
   settings: LoadSettings,
   ceilingServer: Target,
   dataDir: string,
@@ -104,7 +106,6 @@ async function measureService(
     const outcomes: ScenarioOutcome[] = [];
     let storageFloor: StorageFloor | undefined;
     let storageFloorFailed: string | undefined;
-    const chosen = scenarios.filter((s) => options.only.length === 0 || options.only.some((o) => s.name.toLowerCase().includes(o)));
     for (const scenario of chosen) {
       const base = { name: scenario.name, bar: scenario.bar, requestsPerOperation: scenario.requestsPerOperation, connections: scenario.connections };
       const death = service.died();

@@ -4,6 +4,7 @@ import { runConcurrently, type ServiceClient } from './client.js';
 import { luaString, type RequestShape } from './lua.js';
 import { profileWriteBody } from './profile-fixture.js';
 import { signIn } from './seed.js';
+import { UsageError } from './options.js';
 
 export interface SeededUser {
   id: string;
@@ -167,6 +168,12 @@ export const scenarios: readonly Scenario[] = [
   },
 ];
 
+/** The scenarios whose name contains one of the `--only` fragments (all without any); none is a usage error. */
+export function chooseScenarios(only: readonly string[]): readonly Scenario[] {
+  const chosen = scenarios.filter((s) => only.length === 0 || only.some((o) => s.name.toLowerCase().includes(o)));
+  if (chosen.length === 0) throw new UsageError(`--only ${only.join(',')} names no scenario; they are: ${scenarios.map((s) => s.name).join('; ')}`);
+  return chosen;
+}
 
 /**
  * The owner (the first signed-in user) invites the other signed-in users, by user ID, to groups made
