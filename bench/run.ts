@@ -10,7 +10,7 @@ import { startService } from './service-process.js';
 import { RouteUnavailable, serviceClient } from './client.js';
 import { seedUsers, signIn, type Seeding } from './seed.js';
 import { chooseScenarios, PROFILE_WRITE, type Scenario, type ScenarioEnv, type SignedInUser } from './scenarios.js';
-import { errorShare, measurePaired, prepareScripts, type LoadSettings, type Target } from './measure.js';
+import { measurePaired, untrusted, prepareScripts, type LoadSettings, type Target } from './measure.js';
 import { coldStart, memoryAfterSweep, type MemoryFigures } from './scale.js';
 import { formatTable, judge, resultsPath, writeResults, type ScenarioOutcome } from './report.js';
 import { formatHotFunctions, hottestFunctions } from './cpu-profile.js';
@@ -119,15 +119,12 @@ async function measureService(
         const connections = scenario.connections ?? settings.connections;
         log(`${scenario.name}: ${options.rounds} rounds of ceiling then route, ${options.seconds}s measured each, ${connections} connections`);
         const route = { url: client.baseUrl, pid: service.pid };
-        const { route: result, ceiling, rounds } = await measurePaired(ceilingServer, route, scripts, { ...settings, connections });
+        const paired = await measurePaired(ceilingServer, route, scripts, { ...settings, connections });
+        const { route: result, ceiling, rounds } = paired;
         const ratio = result.requestsPerSecond / ceiling.requestsPerSecond;
         const measured = { ...base, result, ceiling, rounds, ratio, barMet: judge(result, ratio, scenario.bar) };
-        const share = errorShare(result);
-        outcomes.push(
-          share > 0.001
-            ? { ...measured, status: 'failed', reason: `${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)` }
-            : { ...measured, status: 'measured' },
-        );
+        const reason = untrusted(paired);
+        outcomes.push(reason ? { ...measured, status: 'failed', reason } : { ...measured, status: 'measured' });
       } catch (error) {
         const skipped = error instanceof RouteUnavailable;
         const died = service.died();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createServer } from 'node:http';
-import { measurePaired } from '../../bench/measure.js';
+import { measurePaired, untrusted } from '../../bench/measure.js';
 import { writeRequestScript } from '../../bench/lua.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
 
@@ -29,4 +29,26 @@ t.test('--threads above --connections is a usage error, not a run whose every ro
   const error = t.throws(() => parseOptions(['--threads', '4', '--connections', '2']), /--threads .*at most --connections/);
   t.type(error, UsageError);
   t.type(t.throws(() => parseOptions(['--threads', '65'])), UsageError, 'the default is 64 connections');
+});
+
+t.test('a route whose requests go unanswered is failed, not measured with a p99 of 0', async (t) => {
+  const ceiling = await target(t);
+  const hung = createServer(() => {});
+  await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    hung.closeAllConnections();
+    hung.close();
+  });
+  const address = hung.address();
+  if (typeof address !== 'object' || !address) throw new Error('no address');
+  const dir = t.testdir();
+  const script = await writeRequestScript(dir, 'get', { method: 'GET', path: '/' });
+  const settings = { seconds: 1, rounds: 1, warmupSeconds: 0, threads: 1, connections: 4, dir };
+  const measured = await measurePaired(ceiling, { url: `http://127.0.0.1:${address.port}/`, pid: process.pid }, { route: script, ceiling: script }, settings);
+  t.equal(measured.route.requests, 0, 'wrk answers 0 requests');
+  t.same(measured.route.socketErrors, { connect: 0, read: 0, write: 0, timeout: 0 }, 'and no error');
+  t.equal(untrusted(measured), 'a round answered no request (none failed: they went unanswered)');
+
+  const answered = await measurePaired(ceiling, ceiling, { route: script, ceiling: script }, settings);
+  t.equal(untrusted(answered), undefined, 'a route that answers is trusted');
 });
