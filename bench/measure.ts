@@ -132,11 +132,16 @@ export async function prepareScripts(client: ServiceClient, name: string, load: 
 /**
  * Why a route's figures are not throughput, if they are not: a round that answered nothing (a request
  * left unanswered is no wrk error: wrk checks for timeouts every 2 s, after 5 s, never within a round
- * of 1–2 s, and reports 0 requests and a p99 of 0), or more than 0.1% of requests failed.
+ * of 1–2 s, and reports 0 requests and a p99 of 0), or more than 0.1% of requests failed; the same of
+ * its ceiling.
  */
 export function untrusted(measured: PairedMeasurement): string | undefined {
-  if (measured.rounds.some((round) => round.route.requests === 0)) return 'a round answered no request (none failed: they went unanswered)';
-  const { non2xx, socketErrors, requests } = measured.route;
-  const share = (non2xx + socketErrors.connect + socketErrors.read + socketErrors.write + socketErrors.timeout) / requests;
-  return share > 0.001 ? `${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)` : undefined;
+  // The ratio divides by the ceiling: a ceiling that failed would make it anything.
+  for (const [side, label] of [['route', ''], ['ceiling', 'the ceiling: ']] as const) {
+    if (measured.rounds.some((round) => round[side].requests === 0)) return `${label}a round answered no request (none failed: they went unanswered)`;
+    const { non2xx, socketErrors, requests } = measured[side];
+    const share = (non2xx + socketErrors.connect + socketErrors.read + socketErrors.write + socketErrors.timeout) / requests;
+    if (share > 0.001) return `${label}${(share * 100).toFixed(1)}% of requests failed (non-2xx or socket errors)`;
+  }
+  return undefined;
 }

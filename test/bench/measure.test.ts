@@ -49,6 +49,9 @@ t.test('a route whose requests go unanswered is failed, not measured with a p99 
   t.same(measured.route.socketErrors, { connect: 0, read: 0, write: 0, timeout: 0 }, 'and no error');
   t.equal(untrusted(measured), 'a round answered no request (none failed: they went unanswered)');
 
+  const hungCeiling = await measurePaired({ url: `http://127.0.0.1:${address.port}/`, pid: process.pid }, ceiling, { route: script, ceiling: script }, settings);
+  t.equal(untrusted(hungCeiling), 'the ceiling: a round answered no request (none failed: they went unanswered)', 'nor is a ratio to a ceiling that answered nothing');
+
   const answered = await measurePaired(ceiling, ceiling, { route: script, ceiling: script }, settings);
   t.equal(untrusted(answered), undefined, 'a route that answers is trusted');
 });
