@@ -23,6 +23,9 @@ const rateFromEnv = v.pipe(
  */
 export const MAX_ACCESS_TOKEN_TTL_SECONDS = 86_400 * 30;
 
+/** uWS closes, unanswered, a connection whose `content-length` has 10 digits or more: a larger cap could never be reached. */
+const MAX_BODY_LIMIT = 999_999_999;
+
 const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function isBaseUrl(text: string): boolean {
@@ -58,8 +61,8 @@ const EnvSchema = v.object({
   SVC_MAX_ACTORS: v.optional(intFromEnv(1, 10_000_000), '10000'),
   SVC_ACTOR_IDLE_MS: v.optional(intFromEnv(1000, 86_400_000), '60000'),
   SVC_SHUTDOWN_GRACE_MS: v.optional(intFromEnv(0, 3_600_000), '10000'),
-  SVC_JSON_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(1 << 20)),
-  SVC_MULTIPART_LIMIT: v.optional(intFromEnv(1, 1 << 30), String(10 << 20)),
+  SVC_JSON_LIMIT: v.optional(intFromEnv(1, MAX_BODY_LIMIT), String(1 << 20)),
+  SVC_MULTIPART_LIMIT: v.optional(intFromEnv(1, MAX_BODY_LIMIT), String(10 << 20)),
   SVC_CORS_ORIGINS: v.optional(
     v.pipe(
       v.string(),

@@ -50,6 +50,9 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ SVC_LOG_LEVEL: 'loud' }, /SVC_LOG_LEVEL/],
     [{ SVC_MAX_ACTORS: '0' }, /SVC_MAX_ACTORS: must be at least 1/],
     [{ SVC_JSON_LIMIT: '1.5' }, /SVC_JSON_LIMIT/],
+    // uWS closes, unanswered, a connection whose Content-Length has 10 digits or more.
+    [{ SVC_JSON_LIMIT: '1000000000' }, /SVC_JSON_LIMIT: must be at most 999999999/],
+    [{ SVC_MULTIPART_LIMIT: String(1 << 30) }, /SVC_MULTIPART_LIMIT: must be at most 999999999/],
     [{ SVC_PUBLIC_URL: 'ftp://files.example' }, /SVC_PUBLIC_URL: must be an http\(s\) URL/],
     [{ SVC_PUBLIC_URL: 'http://x.example/base?a=1' }, /SVC_PUBLIC_URL: must be a base URL/],
     [{ SVC_PUBLIC_URL: 'http://x.example/#frag' }, /SVC_PUBLIC_URL: must be a base URL/],
@@ -75,6 +78,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
   t.notMatch((errorOf(() => loadConfig({ SVC_ADMIN_TOKEN: 'correct horse battery staple' })) as Error).message, /horse/, 'the token is not shown');
   t.same(loadConfig({ SVC_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).corsOrigins, ['https://app.example', 'http://localhost:5173']);
   t.same(loadConfig({ SVC_CORS_ORIGINS: '*' }).corsOrigins, ['*']);
+  t.match(loadConfig({ SVC_JSON_LIMIT: '999999999', SVC_MULTIPART_LIMIT: '999999999' }), { jsonLimit: 999_999_999, multipartLimit: 999_999_999 });
   t.same(loadConfig({ SVC_RATE_LIMIT_APP: '0' }).rateLimits.app, { perSecond: 0, burst: 0 });
   t.same(loadConfig({}).rateLimits.adminFailures, { perSecond: 1, burst: 10 }, 'failed admin authentications are limited by default');
 });
