@@ -66,10 +66,13 @@ const EnvSchema = v.object({
   SVC_CORS_ORIGINS: v.optional(
     v.pipe(
       v.string(),
+      v.transform((text) => text.split(',').map((s) => s.trim()).filter(Boolean)),
       v.check(
-        (text) => text.split(',').map((s) => s.trim()).filter(Boolean).every((origin) => origin === '*' || isHttpOrigin(origin)),
+        (origins) => origins.every((origin) => origin === '*' || isHttpOrigin(origin)),
         'a comma-separated list of origins as browsers send them, lower case with no default port or wildcard (https://app.example, http://localhost:5173), or * alone',
       ),
+      // Beside `*` (any origin) a list would mean nothing: the operator meant one or the other.
+      v.check((origins) => !origins.includes('*') || origins.length === 1, '* must stand alone (it allows any origin)'),
     ),
     '',
   ),
@@ -141,7 +144,7 @@ export function loadConfig(env: Env): Config {
     shutdownGraceMs: e.SVC_SHUTDOWN_GRACE_MS,
     jsonLimit: e.SVC_JSON_LIMIT,
     multipartLimit: e.SVC_MULTIPART_LIMIT,
-    corsOrigins: e.SVC_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: e.SVC_CORS_ORIGINS,
     accessTokenTtlSeconds: e.SVC_ACCESS_TOKEN_TTL,
     rateLimits: {
       app: e.SVC_RATE_LIMIT_APP,

@@ -65,6 +65,9 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ SVC_CORS_ORIGINS: 'https://app.example:443' }, /SVC_CORS_ORIGINS/],
     [{ SVC_CORS_ORIGINS: 'https://*.app.example' }, /SVC_CORS_ORIGINS/],
     [{ SVC_CORS_ORIGINS: 'https://user@app.example' }, /SVC_CORS_ORIGINS/],
+    // Any origin would be allowed: the list beside it would mean nothing.
+    [{ SVC_CORS_ORIGINS: '*,https://a.example' }, /SVC_CORS_ORIGINS: \* must stand alone/],
+    [{ SVC_CORS_ORIGINS: 'https://a.example, *' }, /SVC_CORS_ORIGINS: \* must stand alone/],
     [{ SVC_RATE_LIMIT_APP: '5/0' }, /SVC_RATE_LIMIT_APP: a limit needs a rate above 0 and a burst of at least 1/],
     [{ SVC_RATE_LIMIT_HUB_IP: '0/3' }, /SVC_RATE_LIMIT_HUB_IP/],
     [{ SVC_RATE_LIMIT_ADMIN_FAILURES: '2/0' }, /SVC_RATE_LIMIT_ADMIN_FAILURES/],
@@ -78,6 +81,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
   t.notMatch((errorOf(() => loadConfig({ SVC_ADMIN_TOKEN: 'correct horse battery staple' })) as Error).message, /horse/, 'the token is not shown');
   t.same(loadConfig({ SVC_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).corsOrigins, ['https://app.example', 'http://localhost:5173']);
   t.same(loadConfig({ SVC_CORS_ORIGINS: '*' }).corsOrigins, ['*']);
+  t.same(loadConfig({ SVC_CORS_ORIGINS: ' * , ' }).corsOrigins, ['*']);
   t.match(loadConfig({ SVC_JSON_LIMIT: '999999999', SVC_MULTIPART_LIMIT: '999999999' }), { jsonLimit: 999_999_999, multipartLimit: 999_999_999 });
   t.same(loadConfig({ SVC_RATE_LIMIT_APP: '0' }).rateLimits.app, { perSecond: 0, burst: 0 });
   t.same(loadConfig({}).rateLimits.adminFailures, { perSecond: 1, burst: 10 }, 'failed admin authentications are limited by default');
