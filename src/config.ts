@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { resolve } from 'node:path';
+import { isIP } from 'node:net';
 import type { RateLimit } from './http/rate-limit.js';
 import { isHttpOrigin } from './lib/urls.js';
 
@@ -35,9 +36,19 @@ function isBaseUrl(text: string): boolean {
   return !/[\s?#]/.test(text) && url.username === '' && url.password === '';
 }
 
+/** An RFC 1123 host name, looked up only when listening: a name needs no DNS to be checked. */
+const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+
 const EnvSchema = v.object({
   PORT: v.optional(intFromEnv(0, 65535), '3000'),
-  HOST: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'),
+  HOST: v.optional(
+    v.pipe(
+      v.string(),
+      // uWS hands it to getaddrinfo as is: brackets (`[::1]`), a port or a scheme never resolve.
+      v.check((host) => isIP(host) !== 0 || HOST_NAME.test(host), 'must be an IP address or a host name (::1, not [::1]; no port or scheme)'),
+    ),
+    '127.0.0.1',
+  ),
   SVC_DATA_DIR: v.optional(v.pipe(v.string(), v.minLength(1)), './data'),
   SVC_PUBLIC_URL: v.optional(
     v.pipe(

@@ -41,6 +41,9 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: 'abc' }, /PORT: must be a whole number/],
     [{ PORT: '70000' }, /PORT: must be at most 65535/],
+    [{ HOST: '[::1]' }, /HOST: must be an IP address or a host name/],
+    [{ HOST: 'localhost:3000' }, /HOST: must be an IP address or a host name/],
+    [{ HOST: '-bad.example' }, /HOST: must be an IP address or a host name/],
     [{ SVC_BRAND: 'Acme!' }, /SVC_BRAND: lowercase letters and digits only/],
     [{ SVC_PUBLIC_URL: 'not a url' }, /SVC_PUBLIC_URL: must be an absolute URL/],
     [{ SVC_ADMIN_TOKEN: 'short' }, /SVC_ADMIN_TOKEN: must be at least 16 characters/],
@@ -81,6 +84,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
   t.notMatch((errorOf(() => loadConfig({ SVC_ADMIN_TOKEN: 'correct horse battery staple' })) as Error).message, /horse/, 'the token is not shown');
   t.same(loadConfig({ SVC_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }).corsOrigins, ['https://app.example', 'http://localhost:5173']);
   t.same(loadConfig({ SVC_CORS_ORIGINS: '*' }).corsOrigins, ['*']);
+  for (const host of ['::1', '::', '0.0.0.0', 'localhost', 'svc-identity.internal']) t.equal(loadConfig({ HOST: host }).host, host);
   t.same(loadConfig({ SVC_CORS_ORIGINS: ' * , ' }).corsOrigins, ['*']);
   t.match(loadConfig({ SVC_JSON_LIMIT: '999999999', SVC_MULTIPART_LIMIT: '999999999' }), { jsonLimit: 999_999_999, multipartLimit: 999_999_999 });
   t.same(loadConfig({ SVC_RATE_LIMIT_APP: '0' }).rateLimits.app, { perSecond: 0, burst: 0 });

@@ -44,6 +44,22 @@ t.test('a bad configuration value stops the start with a clear message', async (
   t.equal(result.stdout, '', 'nothing was started or printed');
 });
 
+t.test('a HOST that is no address stops the start with a message naming HOST', async (t) => {
+  const dataDir = join(t.testdir(), 'data');
+  // Brackets, a port or a scheme are no host: refused before anything is opened.
+  for (const host of ['[::1]', '127.0.0.1:3000', 'http://localhost', 'a b']) {
+    const result = await runEntry('main', [], { dataDir, env: { HOST: host, PORT: '0' } });
+    t.equal(result.code, 1, host);
+    t.match(result.stderr, /^Invalid configuration:\n\s+HOST: must be an IP address or a host name/, host);
+    t.notOk(existsSync(dataDir), 'no data dir was made');
+  }
+  // An address of another machine (TEST-NET-1) is only found out when listening.
+  const elsewhere = await runEntry('main', [], { dataDir, env: { HOST: '192.0.2.1', PORT: '0' } });
+  t.equal(elsewhere.code, 1);
+  t.match(elsewhere.stderr, /^Cannot start: Cannot listen on HOST=192\.0\.2\.1 PORT=0 \(is the port in use, or HOST not an address of this machine\?\)\n$/);
+  t.equal(elsewhere.stdout, '', 'the failed start showed no secret');
+});
+
 t.test('PORT 0 without SVC_PUBLIC_URL stops the start: links and tokens would name http://localhost:0', async (t) => {
   const dataDir = join(t.testdir(), 'data');
   const result = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0', SVC_PUBLIC_URL: '' } });

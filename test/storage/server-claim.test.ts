@@ -66,7 +66,7 @@ t.test('one server per port: a second on the port in use does not start, whateve
   const second = await runEntry('main', [], { dataDir: join(dir, 'b'), env: { HOST: '127.0.0.1', PORT: port } });
   t.equal(second.code, 1, 'refused rather than sharing the port');
   t.notOk(existsSync(join(dir, 'b', 'server.pid')), 'a start that failed leaves no claim behind');
-  t.match(second.stderr, /^Cannot start: Cannot listen on 127\.0\.0\.1:\d+ \(is the port in use, or the host not an address of this machine\?\)\n$/);
+  t.match(second.stderr, /^Cannot start: Cannot listen on HOST=127\.0\.0\.1 PORT=\d+ \(is the port in use, or HOST not an address of this machine\?\)\n$/);
   t.equal(second.stdout, '', 'the failed start showed no secret');
   for (let i = 0; i < 10; i++) t.equal((await fetch(`${first.url}/health`)).status, 200);
   const elsewhere = await startChildServer(t, { dataDir: join(dir, 'b') });
