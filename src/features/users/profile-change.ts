@@ -57,6 +57,8 @@ export const ATTRIBUTE_VALUES_LIMIT = 100;
 const FIELD_NAME_LIMIT = 128;
 /** A name has no whitespace and no control character (C0, DEL or C1). */
 const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):([^\s\x00-\x1f\x7f-\x9f]{1,128})$/;
+/** A data field name no one can read or type: a control character (C0, DEL or C1), or whitespace only. */
+const UNREADABLE_FIELD_NAME = /\p{Cc}|^\s*$/u;
 const SYSTEM_NAMESPACE = 'system';
 
 export const isFileField = (spec: FieldSpec | undefined) => spec?.type === 'image' || spec?.type === 'file';
@@ -146,6 +148,11 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
     const stored = Object.hasOwn(current, name) ? current[name] : undefined;
     if (mayRead(spec) && (jsonEqual(value, stored) || (value === null && stored === undefined))) {
       if (stored !== undefined) next[name] = stored;
+      continue;
+    }
+    // After the unchanged check, and not for `null`: a name stored before the rule is sent back as read, or removed.
+    if (value !== null && UNREADABLE_FIELD_NAME.test(name)) {
+      complain(name, 'field names have no control character and are not whitespace only');
       continue;
     }
     // A field the schema no longer allows may still be removed, one by one.
