@@ -29,11 +29,14 @@ export interface ServiceClient {
   call(method: string, path: string, options?: CallOptions): Promise<any>;
 }
 
+/** How long one call may wait for its whole answer: far above any route's, so only a hung one fails. */
+const CALL_TIMEOUT_MS = 60_000;
+
 /**
  * node:http with keep-alive: on this machine it drives ~12k req/s from one process where `fetch`
  * managed ~3k, and seeding a million users runs through here.
  */
-export function serviceClient(baseUrl: string, app: AppCredentials, brand = 'svc'): ServiceClient {
+export function serviceClient(baseUrl: string, app: AppCredentials, brand = 'svc', timeoutMs = CALL_TIMEOUT_MS): ServiceClient {
   const platformHeaders = { [`x-${brand}-app-key`]: app.key, [`x-${brand}-app-secret`]: app.secret };
   const { hostname, port } = new URL(baseUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -53,7 +56,7 @@ export function serviceClient(baseUrl: string, app: AppCredentials, brand = 'svc
         headers['content-type'] = 'application/json';
         headers['content-length'] = Buffer.byteLength(body);
       }
-      const { status, contentType, text } = await send({ agent, host: hostname, port, method, path, headers }, body);
+      const { status, contentType, text } = await send({ agent, host: hostname, port, method, path, headers }, body, timeoutMs);
       const parsed = text && contentType.includes('json') ? JSON.parse(text) : text;
       if (status >= 200 && status < 300) return parsed;
       const unknownRoute = status === 405 || (status === 404 && parsed?.code === 'E_NOT_FOUND');
@@ -63,16 +66,27 @@ export function serviceClient(baseUrl: string, app: AppCredentials, brand = 'svc
   };
 }
 
-function send(options: RequestOptions, body: string | undefined): Promise<{ status: number; contentType: string; text: string }> {
+/** One request and its whole answer, or an error naming its method and path (not its query: it may hold a token) past `timeoutMs`. */
+function send(options: RequestOptions, body: string | undefined, timeoutMs: number): Promise<{ status: number; contentType: string; text: string }> {
   return new Promise((resolve, reject) => {
     const req = request(options, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', text }));
-      res.on('error', reject);
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', text });
+      });
+      res.on('error', fail);
     });
-    req.on('error', reject);
+    const timer = setTimeout(() => {
+      req.destroy(new Error(`${options.method} ${options.path?.split('?')[0]} got no answer within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+    function fail(error: Error) {
+      clearTimeout(timer);
+      reject(error);
+    }
+    req.on('error', fail);
     req.end(body);
   });
 }
