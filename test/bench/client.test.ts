@@ -1,16 +1,9 @@
 import t from 'tap';
-import { createServer } from 'node:http';
+import { hungServer } from '../helpers/hung-server.js';
 import { serviceClient } from '../../bench/client.js';
 
 t.test('a call that gets no answer fails after the timeout, naming its method and path but not its query or body', async (t) => {
-  const hung = createServer(() => {});
-  await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    hung.closeAllConnections();
-    hung.close();
-  });
-  const address = hung.address();
-  if (typeof address !== 'object' || !address) throw new Error('no address');
+  const address = await hungServer(t);
   const client = serviceClient(`http://127.0.0.1:${address.port}`, { id: 'app', key: 'key', secret: 'secret' }, 'svc', 200);
   const started = Date.now();
   const error = await client.call('POST', '/hub/sign-in?token=hidden', { body: { password: 'hidden' } }).then(

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { hungServer } from '../helpers/hung-server.js';
 import { createServer } from 'node:http';
 import { measurePaired, untrusted } from '../../bench/measure.js';
 import { writeRequestScript } from '../../bench/lua.js';
@@ -33,14 +34,7 @@ t.test('--threads above --connections is a usage error, not a run whose every ro
 
 t.test('a route whose requests go unanswered is failed, not measured with a p99 of 0', async (t) => {
   const ceiling = await target(t);
-  const hung = createServer(() => {});
-  await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    hung.closeAllConnections();
-    hung.close();
-  });
-  const address = hung.address();
-  if (typeof address !== 'object' || !address) throw new Error('no address');
+  const address = await hungServer(t);
   const dir = t.testdir();
   const script = await writeRequestScript(dir, 'get', { method: 'GET', path: '/' });
   const settings = { seconds: 1, rounds: 1, warmupSeconds: 0, threads: 1, connections: 4, dir };
