@@ -62,12 +62,13 @@ export interface Turn {
   /** Runs after a successful commit: effects such as sending mail. */
   afterCommit(effect: () => void): void;
   /**
-   * Holds, from now to the turn's end, the locks of the new records whose IDs `draw` draws, and answers
-   * their keys. Drawn inside the turn, after its wait, those IDs sort after every record committed
-   * before it: lists page by ID. It never waits: keys some turn holds or waits for (an ID guessed by a
-   * request) are drawn again.
+   * New records' IDs from `draw`, whose locks (`keysOf`) the turn holds from now to its end. Drawn inside
+   * the turn, after its wait, those IDs sort after every record committed before it: lists page by ID.
+   * It never waits: keys some turn holds or waits for (an ID guessed by a request) are drawn again.
    */
-  lockNew(draw: () => readonly string[]): readonly string[];
+  lockNew<T>(draw: () => T, keysOf: (drawn: T) => readonly string[]): T;
+  /** Whether the turn holds the lock of `key`. */
+  holds(key: string): boolean;
 }
 
 /** Draws of `lockNew` before it gives up: only a request naming the very next IDs takes one. */
@@ -269,17 +270,19 @@ export class ActorRuntime {
         }),
       derive: (write) => derived.push(write),
       afterCommit: (effect) => effects.push(effect),
-      lockNew: (draw) => {
+      lockNew: (draw, keysOf) => {
         for (let attempt = 0; attempt < NEW_KEY_DRAWS; attempt++) {
-          const keys = draw();
+          const drawn = draw();
+          const keys = keysOf(drawn);
           const release = this.locks.tryAcquire(keys);
           if (!release) continue;
           releases.push(release);
           for (const key of keys) locked.add(key);
-          return keys;
+          return drawn;
         }
         throw unavailable('No free ID could be drawn; try again');
       },
+      holds: (key) => locked.has(key),
     };
   }
 

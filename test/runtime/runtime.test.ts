@@ -213,7 +213,7 @@ t.test('lockNew holds fresh keys to the end of the turn, drawing again past one 
   let drawn = 0;
   const draw = () => [doorKey(`d${++drawn}`)];
   const keys = await runtime.run([], (turn) => {
-    const keys = turn.lockNew(draw);
+    const keys = turn.lockNew(draw, (drawnKeys) => drawnKeys);
     t.ok(locks.isHeld(doorKey('d2')), 'held in the turn');
     turn.create('door', ['d2'], { name: 'd2' });
     return keys;
@@ -221,7 +221,7 @@ t.test('lockNew holds fresh keys to the end of the turn, drawing again past one 
   t.same(keys, [doorKey('d2')], 'd1, which a request holds, is drawn again');
   t.notOk(locks.isHeld(doorKey('d2')), 'released with the turn');
   t.same(runtime.read('door', ['d2'])?.context, { name: 'd2', opens: 0, knocks: 0 });
-  const never = runtime.run([], (turn) => turn.lockNew(() => [doorKey('d1')]));
+  const never = runtime.run([], (turn) => turn.lockNew(() => [doorKey('d1')], (drawnKeys) => drawnKeys));
   await t.rejects(never, { status: 503, code: 'E_UNAVAILABLE' });
   releaseGuess();
 });

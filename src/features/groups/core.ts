@@ -4,7 +4,7 @@ import type { UserDirectory } from '../users/directory.js';
 import type { Acting } from './acting.js';
 import { GroupEdit } from './edit.js';
 import { InviteIndex } from './invite-index.js';
-import { lockKeysOf, runHolding, type Hold, type Locks } from './locking.js';
+import { runHolding, type Hold } from './locking.js';
 import { GroupMemberships } from './memberships.js';
 import { GroupNames } from './names.js';
 import { InviteLinks } from './invite-links.js';
@@ -44,12 +44,11 @@ export function runEdit<T>(
   core: GroupsCore,
   acting: Acting,
   groupId: string,
-  locks: Locks,
+  locks: readonly string[],
   body: (edit: GroupEdit, turn: Turn) => T,
 ): Promise<T> {
   const { appId } = acting;
-  const named = () => [groupLock(appId, groupId), ...lockKeysOf(locks)];
-  return runHolding(core.runtime, named, (turn, hold: Hold) => {
+  return runHolding(core.runtime, [groupLock(appId, groupId), ...locks], (turn, hold: Hold) => {
     if (acting.kind === 'user') core.users.checkCaller(appId, acting);
     return body(new GroupEdit(core, turn, hold, appId, groupId), turn);
   });

@@ -28,11 +28,10 @@ export class GroupService {
     const creator = acting.kind === 'user' ? [userLock(appId, acting.userId)] : [];
     return this.core.runtime.run(creator, (turn) => {
       if (acting.kind === 'user') this.core.users.requireCaller(turn, appId, acting);
-      let [groupId, memberId] = ['', ''];
-      const fresh = turn.lockNew(() => {
-        [groupId, memberId] = [newId('group'), newId('member')];
-        return [groupLock(appId, groupId), memberLock(appId, groupId, memberId)];
-      });
+      const { groupId, memberId } = turn.lockNew(
+        () => ({ groupId: newId('group'), memberId: newId('member') }),
+        (ids) => [groupLock(appId, ids.groupId), memberLock(appId, ids.groupId, ids.memberId)],
+      );
       turn.create<GroupContext>(GROUP_KIND, groupKey(appId, groupId), {
         appId,
         id: groupId,
@@ -42,7 +41,7 @@ export class GroupService {
       } satisfies GroupInput);
       this.core.names.add(turn, appId, groupId, fields.name);
       turn.count(groupCountKey(appId), 1);
-      const edit = new GroupEdit(this.core, turn, fixedHold([...creator, ...fresh]), appId, groupId);
+      const edit = new GroupEdit(this.core, turn, fixedHold(turn), appId, groupId);
       const member =
         acting.kind === 'user'
           ? edit.addMember(memberId, { userId: acting.userId, roles: [OWNER_ROLE], state: 'active', addedBy: partyOf(acting) })

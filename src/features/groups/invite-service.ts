@@ -102,13 +102,12 @@ export class InviteService {
   async create(acting: Acting, groupId: string, request: InviteRequest): Promise<{ invite: InviteView; link: string | null }> {
     const { appId } = acting;
     const target = userTarget(this.core.users, appId, request.ref);
-    let [inviteId, memberId] = ['', ''];
-    const locks = () => {
-      [inviteId, memberId] = [newId('invite'), newId('member')];
-      return [inviteLock(appId, groupId, inviteId), memberLock(appId, groupId, memberId), ...target.locks];
-    };
-    return runEdit(this.core, acting, groupId, locks, (edit, turn) => {
+    return runEdit(this.core, acting, groupId, target.locks, (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
+      const { inviteId, memberId } = turn.lockNew(
+        () => ({ inviteId: newId('invite'), memberId: newId('member') }),
+        (ids) => [inviteLock(appId, groupId, ids.inviteId), memberLock(appId, groupId, ids.memberId)],
+      );
       const userId = target.resolve(turn, edit.hold);
       if (this.pendingInviteOf(edit, userId)) {
         throw conflict('E_INVITE_EXISTS', `User ${userId} already has a pending invite to this group`);

@@ -2,7 +2,6 @@ import { conflict, invalidTransition, linkExpired, notFound, validationError } f
 import { newId } from '../../lib/ids.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { HandledKind, LinkFacts, LinkPurposes, PurposeHandler } from '../magic-links/purposes.js';
-import { userLock } from '../users/directory.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
 import type { InviteContext } from '../../../machines/invite.machine.js';
 import type { GroupsCore } from './core.js';
@@ -23,19 +22,17 @@ export type HoldingHandler<K extends HandledKind> = Omit<PurposeHandler<K>, 'red
  * user) could go missing from `locks` without a sound.
  */
 export function lockedUpFront<K extends HandledKind>(handler: HoldingHandler<K>): PurposeHandler<K> {
-  const held = new WeakMap<LinkFacts<K>, string[]>();
+  const named = new WeakSet<LinkFacts<K>>();
   return {
     method: handler.method,
     check: handler.check,
     locks(link) {
-      const locks = handler.locks(link);
-      held.set(link, [userLock(link.appId, link.userId), ...locks]);
-      return locks;
+      named.add(link);
+      return handler.locks(link);
     },
     redeem(turn, link) {
-      const locks = held.get(link);
-      if (!locks) throw new TypeError('A link was redeemed without the locks its handler named');
-      handler.redeem(turn, link, fixedHold(locks));
+      if (!named.has(link)) throw new TypeError('A link was redeemed without the locks its handler named');
+      handler.redeem(turn, link, fixedHold(turn));
     },
   };
 }

@@ -29,16 +29,12 @@ export class MemberService {
   async add(acting: Acting, groupId: string, request: NewMemberRequest): Promise<MemberView> {
     const { appId } = acting;
     const target = userTarget(this.core.users, appId, request.ref);
-    let memberId = '';
-    const locks = () => {
-      memberId = newId('member');
-      return [memberLock(appId, groupId, memberId), ...target.locks];
-    };
-    return runEdit(this.core, acting, groupId, locks, (edit, turn) => {
+    return runEdit(this.core, acting, groupId, target.locks, (edit, turn) => {
       if (acting.kind === 'user') {
         edit.requireOwner(acting.userId);
         if (request.state !== 'active') throw forbidden(OWNER_ADDS_ACTIVE);
       }
+      const memberId = turn.lockNew(() => newId('member'), (id) => [memberLock(appId, groupId, id)]);
       const member = edit.addMember(memberId, {
         userId: target.resolve(turn, edit.hold),
         roles: request.roles,
