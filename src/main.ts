@@ -20,9 +20,7 @@ async function start(config: Config, stops: StopRequests) {
   const deps = await openServices(config);
   const server = createApp(deps);
   try {
-    const port = await server.listen(config.host, config.port).catch(() => {
-      throw new Error(`Cannot listen on HOST=${config.host} PORT=${config.port} (is the port in use, or HOST not an address of this machine?)`);
-    });
+    const port = await server.listen(config.host, config.port);
     // Only once listening: a start that fails on its port must not use up the one showing of the secret.
     const created = await ensureDefaultApplication(deps.apps);
     return { deps, server, port, created };

@@ -319,7 +319,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     listen(host, port) {
       return new Promise((resolve, reject) => {
         listenExclusive(app, host, port, (socket) => {
-          if (!socket) return reject(new Error(`Cannot listen on ${host}:${port} (is the port in use, or the host not an address of this machine?)`));
+          if (!socket) return reject(new Error(`Cannot listen on HOST=${host} PORT=${port} (is the port in use, or HOST not an address of this machine?)`));
           listenSocket = socket;
           resolve(uws.us_socket_local_port(socket as never));
         });
