@@ -210,6 +210,23 @@ t.test('/me calls stamp meta.last_active at most once a minute', async (t) => {
   t.equal(server.deps.users.require(server.app.id, userId).context.meta.modified, first.body.meta.modified, 'activity is not a modification');
 });
 
+t.test('a /me write refused by its rate limit (429) does not stamp meta.last_active', async (t) => {
+  const clock = manualClock();
+  // One write per 100 s: a minute later the bucket is still empty, though the stamp is due again.
+  const server = await startServerWithSchema(t, schema, { clock, env: { SVC_RATE_LIMIT_USER_WRITES: '0.01/1' } });
+  const { userId, token, me } = await userWithProfile(server);
+  const lastActive = () => server.deps.users.require(server.app.id, userId).context.meta.last_active;
+  t.equal((await server.request('PATCH', me, { token, body: { data: { nickname: 'a' } } })).status, 200, 'the one write the bucket holds');
+  const stamped = lastActive();
+  t.equal(stamped, new Date(clock.now()).toISOString());
+  clock.advance(60_000);
+  const refused = await server.request('PATCH', me, { token, body: { data: { nickname: 'b' } } });
+  t.equal(refused.status, 429);
+  t.equal(lastActive(), stamped, 'the refused write left the stamp as it was');
+  await server.request('GET', me, { token });
+  t.equal(lastActive(), new Date(clock.now()).toISOString(), 'a read, which no limit refuses, stamps it');
+});
+
 t.test('every /me feature stamps meta.last_active alike: profile, field, meta, groups, members, invites', async (t) => {
   const clock = manualClock();
   const server = await startServerWithSchema(t, schema, { clock });
