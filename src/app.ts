@@ -12,7 +12,7 @@ import { magicLinkRoutes } from './features/magic-links/routes.js';
 
 /** Every route of the service, feature by feature. */
 export function buildRoutes(deps: Deps): Route[] {
-  return limitSignInRoutes(deps, [
+  return limitHubRoutes(deps, [
     ...systemRoutes(deps),
     ...applicationRoutes(deps),
     ...oidcClientRoutes(deps),
@@ -24,11 +24,13 @@ export function buildRoutes(deps: Deps): Route[] {
   ]);
 }
 
-/** The sign-in endpoints are throttled per client IP before anything else runs (ADDENDUM §8). */
-function limitSignInRoutes(deps: Deps, routes: Route[]): Route[] {
-  return routes.map((route) =>
-    route.path.startsWith('/hub/auth/') ? { ...route, before: [deps.limitSignIn, ...(route.before ?? [])] } : route,
-  );
+/**
+ * Every `/hub/*` route is throttled per client IP before anything else runs: the sign-in endpoints
+ * (ADDENDUM §8), and `/hub/app-config`, which takes a publishable key alone and would otherwise be an
+ * unbounded oracle for guessing keys (not the key's own bucket: anyone may read a public key and drain it).
+ */
+function limitHubRoutes(deps: Deps, routes: Route[]): Route[] {
+  return routes.map((route) => (route.path.startsWith('/hub/') ? { ...route, before: [deps.limitHub, ...(route.before ?? [])] } : route));
 }
 
 /** Builds the HTTP server without listening, so tests and main share it (tests may add probe routes). */

@@ -37,6 +37,6 @@ export interface Deps {
   requireUser: Step;
   /** The platform authentication step (app key and secret). */
   requireApp: Step;
-  /** Per-client-IP limit of the `/hub/auth/*` endpoints. */
-  limitSignIn: Step;
+  /** Per-client-IP limit of every `/hub/*` endpoint. */
+  limitHub: Step;
 }

@@ -109,7 +109,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       requireApp: thenLimit(requireAppCredentials(config, apps), new RateLimiter(config.rateLimits.app, clock), (ctx) =>
         ctx.caller?.kind === 'app' ? ctx.caller.key : undefined,
       ),
-      limitSignIn: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock), config.trustedProxies),
+      limitHub: limitByIp(new RateLimiter(config.rateLimits.hubIp, clock), config.trustedProxies),
     };
   } catch (error) {
     for (const stop of stopTimers) stop();

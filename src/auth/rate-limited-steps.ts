@@ -37,7 +37,7 @@ function clientAddress(ctx: RequestContext, trustedProxies: number): string {
   return isIP(address) ? address : ctx.ip;
 }
 
-/** Limits by client address, before anything else runs (for the sign-in endpoints). */
+/** Limits by client address, before anything else runs (for the `/hub/*` endpoints). */
 export const limitByIp =
   (limiter: RateLimiter, trustedProxies: number): Step =>
   (ctx) =>

@@ -4,7 +4,7 @@ import { rawRequest } from '../helpers/raw-http.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { manualClock } from '../../src/lib/clock.js';
 
-// ADDENDUM §8: token buckets per app key, per user on /me writes, per client IP on /hub/auth/* (and on failed /admin authentications).
+// ADDENDUM §8: token buckets per app key, per user on /me writes, per client IP on /hub/* (and on failed /admin authentications).
 const expectLimited = (t: { equal: Function; match: Function }, res: { status: number; body: any; headers: Headers }) => {
   t.equal(res.status, 429);
   t.equal(res.body.code, 'E_RATE_LIMITED');
@@ -129,4 +129,29 @@ t.test('a clock stepped back neither drains nor refills a bucket', async (t) => 
   expectLimited(t, await server.request('GET', path, { app: server.app }));
   clock.advance(1000);
   t.equal((await server.request('GET', path, { app: server.app })).status, 200, 'refilled a second after the step');
+});
+
+t.test('per client IP on /hub/app-config too: the publishable key alone, valid or not, is no way past the bucket', async (t) => {
+  const clock = manualClock(Date.now());
+  const server = await startServer(t, { clock, env: { SVC_RATE_LIMIT_HUB_IP: '1/2', SVC_TRUSTED_PROXIES: '1' } });
+  const keyHeader = server.deps.config.names.appKeyHeader;
+  const appConfig = (client: string, key: string) => server.request('GET', '/hub/app-config', { headers: { 'x-forwarded-for': client, [keyHeader]: key } });
+  const refused = async (client: string, key: string) => {
+    const res = await appConfig(client, key);
+    expectLimited(t, res);
+    t.same(res.body, { statusCode: 429, error: 'Too Many Requests', code: 'E_RATE_LIMITED', message: res.body.message, messages: [res.body.message] });
+  };
+  for (let i = 0; i < 2; i++) t.equal((await appConfig('203.0.113.1', server.app.key)).status, 200);
+  await refused('203.0.113.1', server.app.key);
+  const wrongKey = 'key_01JZZZZZZZZZZZZZZZZZZZZZZZ';
+  for (let i = 0; i < 2; i++) t.equal((await appConfig('203.0.113.2', wrongKey)).status, 401);
+  await refused('203.0.113.2', wrongKey);
+  await refused('203.0.113.2', server.app.key);
+  t.equal((await appConfig('203.0.113.3', server.app.key)).status, 200, 'another client is not refused');
+  const keys = () => server.request('GET', '/hub/auth/keys', { headers: { 'x-forwarded-for': '203.0.113.3' } });
+  t.equal((await keys()).status, 200);
+  expectLimited(t, await keys());
+  await refused('203.0.113.3', server.app.key);
+  clock.advance(1000);
+  t.equal((await appConfig('203.0.113.1', server.app.key)).status, 200, 'refilled after a second');
 });
