@@ -37,7 +37,8 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
     // A backup killed before its rename leaves its staging copy, as large as the data: the next one beside it removes it.
     removeLeftovers(dirname(file), BACKUP_STAGING);
     const staging = await mkdtemp(join(dirname(file), `.backup-${process.pid}-`));
-    const store = openStore(dataDir);
+    // Read-only: a backup needs no write access to the data it copies, and cannot change it.
+    const store = openStore(dataDir, { readOnly: true });
     try {
       await store.root.backup(staging, true);
       ownerOnlyFile(join(staging, DATA_FILE));

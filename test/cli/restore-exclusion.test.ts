@@ -1,9 +1,9 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { compiledService } from '../helpers/build.js';
 import { runCli, runEntry } from '../helpers/child.js';
+import { heldCli, pausedChild, PAUSE } from '../helpers/held-cli.js';
 
 /** Names of the applications a data dir holds, read by the CLI. */
 const appNames = async (dataDir: string) =>
@@ -18,49 +18,6 @@ async function dataDirAndBackup(dir: string, name: string) {
   const dataDir = join(dir, 'data');
   await runCli(['app', 'create', '--name', name], { dataDir });
   return { dataDir, backup };
-}
-
-/**
- * Runs `node <args>` on `dataDir`, which holds still once it prints `paused` (until SIGUSR2); resolves
- * with the child once it does, and its exit code promise.
- */
-async function pausedChild(t: { teardown(fn: () => unknown): void }, args: string[], dataDir: string) {
-  const child = spawn(process.execPath, args, { env: { ...process.env, NODE_OPTIONS: '', SVC_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => child.kill('SIGKILL'));
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', () => output.includes('paused') && resolve());
-    exited.then((code) => reject(new Error(`exited ${code} before pausing: ${output}`)));
-  });
-  const resume = async () => {
-    child.kill('SIGUSR2');
-    return { code: await exited, output };
-  };
-  return { pid: child.pid!, resume };
-}
-
-/** Holds the caller until SIGUSR2, saying `paused` first (a timer keeps the process alive meanwhile). */
-const PAUSE =
-  "{ process.stdout.write('paused\\n'); const alive = setInterval(() => {}, 60_000); " +
-  "await new Promise((resolve) => process.once('SIGUSR2', resolve)); clearInterval(alive); }";
-
-/** The real CLI running `args` on `dataDir`, held (until resumed) after each call of `fs.promises[hold]`. */
-async function heldCli(t: { teardown(fn: () => unknown): void }, dir: string, dataDir: string, hold: 'copyFile' | 'mkdtemp', args: string[]) {
-  const hook = join(dir, `hold-after-${hold}.mjs`);
-  writeFileSync(
-    hook,
-    [
-      "import fs from 'node:fs';",
-      "import { syncBuiltinESMExports } from 'node:module';",
-      `const original = fs.promises.${hold};`,
-      `fs.promises.${hold} = async (...args) => { const done = await original(...args); ${PAUSE} return done; };`,
-      'syncBuiltinESMExports();',
-    ].join('\n'),
-  );
-  return pausedChild(t, ['--import', hook, join(await compiledService(), 'src', 'cli.js'), ...args], dataDir);
 }
 
 /** A restore held once its copy is made, before it renames it into place. */
