@@ -2,6 +2,8 @@ import t from 'tap';
 import { alteredSecret, startServer } from '../helpers/server.js';
 import { platformProbe, probePath } from '../helpers/probe.js';
 import { filesUnder, storedBytes } from '../helpers/data-files.js';
+import { startServerWithSchema } from '../helpers/schema.js';
+import { linkPath, refreshWith, registerRedirects, requestLink, signInByLink } from '../helpers/sign-in.js';
 
 const ADMIN_TOKEN = 'no-secret-admin-token-0123456789';
 
@@ -143,4 +145,84 @@ t.test('a file sent to a field PUT whose {field} is no file field is refused nam
   t.equal(answer.status, 400, answer.text.slice(0, 200));
   t.notMatch(answer.text, secret.slice(6), 'not the secret, beyond its first characters');
   t.same(Object.keys(answer.body.field_errors), [`${secret.slice(0, 6)}…`]);
+});
+
+t.test('the secrets of every sign-in and credential flow reach neither trace logs nor /metrics', async (t) => {
+  const logLines: string[] = [];
+  const server = await startServerWithSchema(
+    t,
+    { fields: { contract: { type: 'file' } } },
+    { env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'trace' }, logDestination: { write: (line: string) => void logLines.push(line) } },
+  );
+  const { app } = server;
+  const linkId = (link: string) => linkPath(link).split('/').pop()!;
+  const secrets: string[] = [ADMIN_TOKEN, app.secret];
+  await registerRedirects(server, { redirect_uris: ['https://app.example/cb'] });
+
+  // Tokens handed out in a redirect's fragment, and the link that led there (its query ignored).
+  const made = await requestLink(server, 'fragment@example.com', { redirect_url: 'https://app.example/cb' });
+  const redirected = await server.request('GET', `${linkPath(made.body.link)}?utm_source=mail`);
+  t.equal(redirected.status, 302);
+  const fragment = new URLSearchParams(new URL(redirected.headers.get('location')!).hash.slice(1));
+  secrets.push(linkId(made.body.link), fragment.get('access_token')!, fragment.get('refresh_token')!);
+
+  // A /me link, a refresh by form body, a bearer token and a refresh token that are wrong.
+  const signedIn = await signInByLink(server, 'keeper@example.com');
+  secrets.push(linkId(signedIn.link), signedIn.access_token, signedIn.refresh_token);
+  const meLink = await server.request('POST', '/me/auth/magic', { token: signedIn.access_token, body: {} });
+  t.equal(meLink.status, 200);
+  secrets.push(linkId(meLink.body.link));
+  const refreshed = await server.request('POST', '/hub/auth/token', {
+    rawBody: `grant_type=refresh_token&refresh_token=${signedIn.refresh_token}`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  t.equal(refreshed.status, 200);
+  secrets.push(refreshed.body.access_token, refreshed.body.refresh_token);
+  const wrongBearer = alteredSecret(refreshed.body.access_token);
+  t.equal((await server.request('GET', `/me/applications/${app.id}/data`, { token: wrongBearer })).status, 401);
+  t.equal((await refreshWith(server, alteredSecret(refreshed.body.refresh_token))).status, 400);
+  secrets.push(wrongBearer, alteredSecret(refreshed.body.refresh_token));
+
+  // An invite's link, redeemed; an OIDC client's second credential; a wrong admin token and app secret.
+  const group = await server.request('POST', `/applications/${app.id}/groups`, { app, body: { name: 'G' } });
+  const invite = await server.request('POST', `/applications/${app.id}/groups/${group.body.id}/invites`, {
+    app,
+    body: { email: 'invited@example.com', roles: ['member'] },
+  });
+  t.equal(invite.status, 200);
+  t.equal((await server.request('GET', linkPath(invite.body.link))).status, 200);
+  secrets.push(linkId(invite.body.link));
+  const client = await registerRedirects(server, {});
+  const credential = await server.request('POST', `/applications/${app.id}/oidc-clients/${client.id}/credentials`, { app, body: { name: 'second' } });
+  t.equal(credential.status, 200);
+  secrets.push(credential.body.secret);
+  const wrongAdmin = alteredSecret(ADMIN_TOKEN);
+  t.equal((await server.request('GET', '/admin/applications', { headers: { authorization: `Bearer ${wrongAdmin}` } })).status, 401);
+  const wrongApp = { ...app, secret: alteredSecret(app.secret) };
+  t.equal((await server.request('GET', `/applications/${app.id}/groups`, { app: wrongApp })).status, 401);
+  secrets.push(wrongAdmin, wrongApp.secret);
+
+  // A file's bytes, and secrets sent in the path and query of a route that does not exist.
+  const fileText = 'file-contents-kept-out-of-logs-0123456789';
+  const upload = new FormData();
+  upload.set('contract', new Blob([fileText], { type: 'text/plain' }), 'contract.txt');
+  t.equal((await server.request('PUT', `/applications/${app.id}/users/filer/data`, { app, rawBody: upload })).status, 200);
+  t.equal((await server.request('GET', `/applications/${app.id}/users/filer/data/fields/contract`, { app })).status, 200);
+  secrets.push(fileText);
+  t.equal((await server.request('GET', `/nowhere/${app.secret}?token=${signedIn.refresh_token}`)).status, 404);
+
+  const metrics = (await server.request('GET', '/metrics')).text;
+  const signingKeys = [...server.deps.store.db<{ privateJwk: { d: string } }>('signing_keys').getRange({})].map(({ value }) => value.privateJwk.d);
+  t.ok(signingKeys.length > 0, 'the signing keys were read');
+  secrets.push(...signingKeys);
+  await server.close();
+
+  const logs = logLines.join('');
+  t.match(logs, /"route":"GET \/hub\/auth\/magic\/:id"/, 'the requests were logged at trace');
+  t.match(logs, /"route":"POST \/hub\/auth\/token"/);
+  t.match(logs, /"route":"fallback"/);
+  for (const secret of secrets) {
+    t.notOk(logs.includes(secret), `the logs do not hold ${secret.slice(0, 6)}…`);
+    t.notOk(metrics.includes(secret), `/metrics does not hold ${secret.slice(0, 6)}…`);
+  }
 });
