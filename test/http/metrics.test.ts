@@ -1,6 +1,7 @@
 import t from 'tap';
 import { connect } from 'node:net';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { rawRequest } from '../helpers/raw-http.js';
 
 t.test('/metrics exposes request counts, latency histograms, actor and LMDB gauges', async (t) => {
   const server = await startServer(t);
@@ -149,4 +150,39 @@ t.test('aborts are listed by route in the order first aborted, methods apart, ro
     ],
   );
   t.notMatch(text, /http_requests_total\{/, 'an abort is not an answer');
+});
+
+t.test('thousands of junk paths, methods and IDs add no series: /metrics stays the same size', async (t) => {
+  const server = await startServer(t);
+  const junk = (n: number) => `${n.toString(36)}-${Math.random().toString(36).slice(2)}`;
+  const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+  const rawMethods = ['TRACE', 'CONNECT', 'PROPFIND', 'get', 'XJUNK'];
+  const burst = async (from: number) => {
+    const sent: Promise<unknown>[] = [];
+    for (let n = from; n < from + 1000; n++) {
+      const id = junk(n);
+      const method = methods[n % methods.length];
+      sent.push(
+        server.request(method, `/${id}/${id}?${id}=${id}`),
+        server.request(method, `/applications/app_${id}/users/${id}/data`),
+        server.request(method, `/hub/auth/magic/${id}`),
+      );
+      if (n % 100 === 0) {
+        for (const rawMethod of rawMethods) {
+          sent.push(rawRequest(server.port, `${rawMethod} /${id} HTTP/1.1\r\nHost: x\r\n\r\n`, undefined, 2000).catch(() => undefined));
+        }
+      }
+      if (sent.length >= 60) await Promise.all(sent.splice(0));
+    }
+    await Promise.all(sent);
+    const { text } = await server.request('GET', '/metrics');
+    return text.split('\n').filter((line) => line.startsWith('http_')).map((line) => line.replace(/ [^ ]+$/, ''));
+  };
+  await server.request('GET', '/metrics');
+  const first = await burst(0);
+  const second = await burst(1000);
+  const series = (lines: string[]) => lines.filter((line) => !line.startsWith('http_request_duration_seconds_bucket')).sort();
+  t.same(series(second), series(first), 'the same series, whatever the paths, IDs and methods sent');
+  t.ok(first.length < 200, `a bounded number of lines (${first.length})`);
+  t.notMatch(first.join('\n'), /app_|magic\/[^:]/, 'no path or ID in a label');
 });
