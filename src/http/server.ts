@@ -207,12 +207,21 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return route.handle(ctx);
   }
 
-  /** The request's context; undefined when the request's framing is in doubt, and its connection cut off. */
+  /**
+   * The request's context; undefined when the request's framing is in doubt, and its connection cut off:
+   * counted and logged as a request without an answer.
+   */
   function makeContext(route: string, res: HttpResponse, req: HttpRequest, names: string[], method?: string): RequestContext | undefined {
     const ctx = new HttpRequestContext(requestIdPrefix + (++requestCounter).toString(36), route, res, req, names, method);
     if (!framedInDoubt(ctx)) return ctx;
     res.close();
+    unanswered(ctx, observe?.(route, ctx.method));
     return undefined;
+  }
+
+  function unanswered(ctx: RequestContext, record: RequestRecorder | undefined): void {
+    record?.aborted();
+    if (debug) logger.debug({ requestId: ctx.id, route: ctx.route }, 'request aborted');
   }
 
   function decodeParams(ctx: RequestContext): void {
@@ -273,8 +282,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         res.onAborted(() => {
           ctx.aborted = true;
           cancelBody?.();
-          record?.aborted();
-          if (debug) logger.debug({ requestId: ctx.id, route: routeName }, 'request aborted');
+          unanswered(ctx, record);
         });
       }
       respond(ctx, outcome, record);

@@ -186,3 +186,30 @@ t.test('thousands of junk paths, methods and IDs add no series: /metrics stays t
   t.ok(first.length < 200, `a bounded number of lines (${first.length})`);
   t.notMatch(first.join('\n'), /app_|magic\/[^:]/, 'no path or ID in a label');
 });
+
+t.test('a request cut off for its framing (two lengths, a transfer coding) counts as aborted and logs its abort at debug', async (t) => {
+  const logLines: string[] = [];
+  const server = await startServer(t, { env: { SVC_LOG_LEVEL: 'debug' }, logDestination: { write: (line: string) => void logLines.push(line) } });
+  const cutOff = (head: string) =>
+    new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect(server.port, '127.0.0.1', () => socket.write(`${head}\r\n{}`));
+      socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text));
+    });
+  const twoLengths = 'Host: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 29\r\n';
+  t.equal(await cutOff(`PUT /applications/${server.app.id}/users/user_1/data HTTP/1.1\r\n${twoLengths}`), '', 'no answer');
+  t.equal(await cutOff(`POST /nowhere HTTP/1.1\r\n${twoLengths}`), '');
+  t.equal(await cutOff('OPTIONS /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n'), '');
+  const text = (await server.request('GET', '/metrics')).text;
+  t.match(text, 'http_requests_aborted_total{route="PUT /applications/:app/users/:user/data",method="PUT"} 1');
+  t.match(text, 'http_requests_aborted_total{route="fallback",method="POST"} 1');
+  t.match(text, 'http_requests_aborted_total{route="OPTIONS *",method="OPTIONS"} 1');
+  const aborted = logLines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'request aborted');
+  t.same(
+    aborted.map((entry) => entry.route),
+    ['PUT /applications/:app/users/:user/data', 'fallback', 'OPTIONS *'],
+    'each logged by its route',
+  );
+  t.ok(aborted.every((entry) => typeof entry.requestId === 'string'), 'with its request id');
+});
