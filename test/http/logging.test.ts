@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startServer } from '../helpers/server.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { unavailable } from '../../src/lib/errors.js';
 import type { Route } from '../../src/http/route.js';
 
@@ -66,4 +67,27 @@ t.test('request lines are logged at debug (not at info), each with the request i
   ]);
   t.match(byId(fallback), [{ level: 20, msg: 'request', route: 'fallback', status: 404 }], 'a request no route takes logs only its answer');
   t.equal(byId(fallback).length, 1);
+});
+
+t.test('hostile paths, queries, methods and headers cannot forge or bloat a log line', async (t) => {
+  const lines: string[] = [];
+  const server = await startServer(t, { env: { SVC_LOG_LEVEL: 'trace' }, logDestination: { write: (line: string) => void lines.push(line) } });
+  const forged = '{"level":50,"msg":"forged"}';
+  const huge = 'x'.repeat(8000);
+  const heads = [
+    `GET /nowhere%0a${encodeURIComponent(forged)}?q=%0d%0a${encodeURIComponent(forged)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    `GET /applications/a%0a${encodeURIComponent(forged)}/users/${huge}/data?${huge} HTTP/1.1\r\nHost: x\r\nx-request-id: ${forged}\r\n\r\n`,
+    `GET /hub/auth/magic/${huge} HTTP/1.1\r\nHost: x\r\nUser-Agent: ${huge}\r\nReferer: \u0085${forged}\r\n\r\n`,
+    `POST /me/groups HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${huge}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    `TRACE /${huge} HTTP/1.1\r\nHost: x\r\n\r\n`,
+  ];
+  for (const head of heads) t.ok((await rawRequest(server.port, head)).status >= 400, head.slice(0, 40));
+  await server.close();
+  const logged = lines.join('').split('\n').filter(Boolean);
+  t.ok(logged.length >= heads.length * 2 - 2, 'the requests were logged');
+  for (const line of logged) {
+    const entry = JSON.parse(line);
+    t.not(entry.msg, 'forged', 'each line is one entry of the service');
+    t.ok(line.length < 1000, `a short line (${line.length})`);
+  }
 });
