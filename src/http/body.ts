@@ -98,12 +98,20 @@ export function readJsonString(text: string): JsonRead {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { problem: (error as Error).message };
+    return { problem: withoutQuotedText((error as Error).message) };
   }
   const problem = unkeepable(value);
   if (problem) return { problem };
   const loneSurrogate = findLoneSurrogate(text, value);
   return loneSurrogate ? { loneSurrogate } : { value };
+}
+
+/**
+ * V8 quotes up to ten characters of the body around a bad token (`Unexpected token 's', ..."a": secret"...
+ * is not valid JSON`): dropped, since a body may hold a secret the answer or a proxy's log should not repeat.
+ */
+function withoutQuotedText(message: string): string {
+  return message.replace(/, (\.\.\.)?".*"(\.\.\.)? is not valid JSON$/s, ' in JSON');
 }
 
 function parseJson(raw: Buffer): unknown {

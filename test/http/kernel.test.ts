@@ -89,6 +89,18 @@ t.test('bad JSON answers 400 E_BAD_JSON', async (t) => {
   expectErrorBody(t, await res.json(), 400, 'E_BAD_JSON');
 });
 
+t.test('a bad JSON body is not quoted back: it may hold a secret', async (t) => {
+  const res = await fetch(`${url}/echo`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"secret": sk9Xq2Lm7Pw4Rt8Zv}',
+  });
+  const body = (await res.json()) as any;
+  expectErrorBody(t, body, 400, 'E_BAD_JSON');
+  t.equal(body.message, "The body cannot be read as JSON: Unexpected token 's' in JSON");
+  t.notMatch(JSON.stringify(body), /sk9Xq2|secret/, 'no part of the body is in the answer');
+});
+
 t.test('an unsupported content type answers 415', async (t) => {
   const res = await fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' });
   t.equal(res.status, 415);
