@@ -3,25 +3,64 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { FORMAT_VERSION, formatBehind } from './storage/migrations.js';
 import type { StopRequests } from './stop-requests.js';
+import type { Config } from './config.js';
+import { listenUnavailable, type UnavailableServer } from './http/unavailable-server.js';
 
 /** The child's entry: opening the services moves the data dir to this build's format. */
 const UPGRADE_ENTRY = fileURLToPath(new URL('./format-upgrade-main.js', import.meta.url));
 
+/** What the port answers while an upgrade runs. */
+const UPGRADING = {
+  health: 'upgrading',
+  message: "The data is being upgraded to this build's format; try again shortly",
+  retryAfterSeconds: 5,
+};
+
 /**
  * Moves a data dir of an older format to this build's in a child process, before the server opens
- * it. A step is one transaction over every user, and LMDB keeps the memory that transaction's pages
- * took (~0.6 GB for 200 000 users, ~0.9 GB for a million) until its process ends: a server that
- * migrated itself would carry it for as long as it runs. The child inherits the server's output; a
- * stop asked of the server meanwhile stops the child, whose transaction is then never committed, and
- * so does the server's end (`kill -9`), which leaves the data dir unclaimed (format-upgrade-main.ts).
+ * it. Meanwhile the port answers 503 (`listenUnavailable`), so that "upgrading" is told from "down";
+ * it is taken before the child starts (a port in use stops the start before anything migrates) and
+ * answered, still open, for the server to close just before it listens; a stop closes it at once.
+ * Undefined (and no port taken) when the data dir has this build's format.
  */
-export async function upgradeFormatApart(dataDir: string, logger: Logger, stops: StopRequests): Promise<void> {
-  const from = await formatBehind(dataDir);
-  if (from === undefined) return;
+export async function upgradeFormatApart(
+  config: Pick<Config, 'dataDir' | 'host' | 'port'>,
+  logger: Logger,
+  stops: StopRequests,
+): Promise<UnavailableServer | undefined> {
+  const from = await formatBehind(config.dataDir);
+  if (from === undefined) return undefined;
+  const listening = await listenUnavailable(config.host, config.port, UPGRADING);
+  const ignoreStops = stops.onStop(() => listening.close());
+  const window = {
+    port: listening.port,
+    close() {
+      ignoreStops();
+      listening.close();
+    },
+  };
+  try {
+    await upgradeInChild(config.dataDir, from, listening.port, logger, stops);
+    return window;
+  } catch (error) {
+    window.close();
+    throw error;
+  }
+}
+
+/**
+ * Runs the upgrade's child to its end. A step is one transaction over every user, and LMDB keeps the
+ * memory that transaction's pages took (~0.6 GB for 200 000 users, ~0.9 GB for a million) until its
+ * process ends: a server that migrated itself would carry it for as long as it runs. The child
+ * inherits the server's output; a stop asked of the server meanwhile stops the child, whose
+ * transaction is then never committed, and so does the server's end (`kill -9`), which leaves the
+ * data dir unclaimed (format-upgrade-main.ts).
+ */
+async function upgradeInChild(dataDir: string, from: number, port: number, logger: Logger, stops: StopRequests): Promise<void> {
   const child = spawn(process.execPath, [...withoutDebuggerFlags(process.execArgv), UPGRADE_ENTRY, String(process.pid)], { stdio: 'inherit', env: process.env });
   const ignoreStops = stops.onStop((signal) => child.kill(signal));
   try {
-    logger.info({ from, to: FORMAT_VERSION, child: child.pid }, 'upgrading the data format in a child process');
+    logger.info({ from, to: FORMAT_VERSION, child: child.pid, port }, 'upgrading the data format in a child process');
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
       child.once('error', reject);
       child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));

@@ -12,14 +12,21 @@ import { createLogger } from './lib/logger.js';
 import { StopRequests } from './stop-requests.js';
 
 /**
- * Opens the data dir (moved to this build's format first, apart), listens, and makes the default
- * application on a first start. A step that fails closes what the earlier ones opened.
+ * Opens the data dir (moved to this build's format first, apart, while the port answers 503), listens,
+ * and makes the default application on a first start. A step that fails closes what the earlier ones
+ * opened.
  */
 async function start(config: Config, stops: StopRequests) {
-  await upgradeFormatApart(config.dataDir, createLogger(config.logLevel), stops);
-  const deps = await openServices(config);
+  const upgraded = await upgradeFormatApart(config, createLogger(config.logLevel), stops);
+  const deps = await openServices(config).catch((error: unknown) => {
+    upgraded?.close();
+    throw error;
+  });
   const server = createApp(deps);
   try {
+    // The port answering 503 while the format upgraded is handed over only now: a gap of a few
+    // milliseconds, not the time it takes to open the data dir.
+    upgraded?.close();
     const port = await server.listen(config.host, config.port);
     // Only once listening: a start that fails on its port must not use up the one showing of the secret.
     const created = await ensureDefaultApplication(deps.apps);

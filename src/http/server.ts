@@ -7,7 +7,7 @@ import type { RequestContext } from './context.js';
 import { HttpRequestContext } from './request-context.js';
 import type { Reply } from './reply.js';
 import { METHODS_WITH_BODY, paramNames, patternRegExp, type Route, type Step } from './route.js';
-import { listenExclusive, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { closeApp, listenExclusive, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { NO_FIELDS, parseQuery } from '../lib/validate.js';
 
 /** Counts the requests of the route and method it was bound to. */
@@ -324,14 +324,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   return {
     app,
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        listenExclusive(app, host, port, (socket) => {
-          if (!socket) return reject(new Error(`Cannot listen on HOST=${host} PORT=${port} (is the port in use, or HOST not an address of this machine?)`));
-          listenSocket = socket;
-          resolve(uws.us_socket_local_port(socket as never));
-        });
-      });
+    async listen(host, port) {
+      const listening = await listenExclusive(app, host, port);
+      listenSocket = listening.socket;
+      return listening.port;
     },
     drain(graceMs = Infinity) {
       draining = true;
@@ -347,8 +343,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       });
     },
     close() {
-      // Present on the native app though missing from the package's type declarations.
-      (app as unknown as { close(): void }).close();
+      closeApp(app);
     },
   };
 }

@@ -144,7 +144,7 @@ export const rateLimited = (retryAfterSeconds: number) =>
   });
 
 /** 503 `E_UNAVAILABLE`: nothing was changed, and the same request may be sent again (`retry-after` seconds). */
-export const unavailable = (message = 'Service temporarily unavailable') =>
-  new ApiError(503, 'E_UNAVAILABLE', message, { headers: { 'retry-after': '1' } });
+export const unavailable = (message = 'Service temporarily unavailable', retryAfterSeconds = 1) =>
+  new ApiError(503, 'E_UNAVAILABLE', message, { headers: { 'retry-after': String(retryAfterSeconds) } });
 
 export const internalError = () => new ApiError(500, 'E_INTERNAL', 'Internal server error');

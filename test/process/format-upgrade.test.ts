@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { compiledService } from '../helpers/build.js';
 import { runEntry, startChildServer } from '../helpers/child.js';
@@ -49,47 +50,6 @@ t.test('an upgrade that fails stops the start with its reason, and the data dir 
   t.equal(await formatOf(dataDir), 6);
 });
 
-/**
- * Starts the compiled server on `dataDir` (of an older format) and waits for the line that logs its
- * upgrade, which names the upgrade's child; both processes are killed when the test ends.
- */
-async function serverUpgrading(t: Test, dataDir: string) {
-  const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
-  const server = spawn(process.execPath, [join(await compiledService(), 'src', 'main.js')], {
-    env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_PUBLIC_URL: 'http://svc.test', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.teardown(() => server.kill('SIGKILL'));
-  let stderr = '';
-  server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
-  const upgrading = await new Promise<Record<string, any>>((resolve) => {
-    let stdout = '';
-    server.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const line = stdout.split('\n').find((text) => text.includes('upgrading the data format'));
-      if (line) resolve(JSON.parse(line));
-    });
-  });
-  t.teardown(() => {
-    try {
-      process.kill(upgrading.child, 'SIGKILL');
-    } catch {}
-  });
-  return { server, exited, upgrading, stderr: () => stderr };
-}
-
-t.test('a stop asked of the server while its upgrade runs stops the upgrade: nothing is left migrating, and the data dir keeps its format', async (t) => {
-  const { dataDir } = await format6DataDir(t, undefined, 50_000);
-  const { server, exited, upgrading, stderr } = await serverUpgrading(t, dataDir);
-  t.match(upgrading, { from: 6, to: FORMAT_VERSION, pid: server.pid });
-  server.kill('SIGTERM');
-  t.equal(await exited, 1, 'the start stops');
-  t.match(stderr(), /failed \(signal SIGTERM\); it is left in format 6$/m);
-  t.throws(() => process.kill(upgrading.child, 0), { code: 'ESRCH' }, 'its upgrade is not left running');
-  t.equal(await formatOf(dataDir), 6);
-});
-
 /** Whether process `pid` has ended but not been reaped by its parent (state `Z` in `/proc/<pid>/stat`). */
 const isZombie = (pid: number) => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -104,6 +64,143 @@ const isRunning = (pid: number) => {
     return false;
   }
 };
+
+/**
+ * Starts the compiled server on `dataDir` (of an older format) and waits for the line that logs its
+ * upgrade, which names the upgrade's child and the port answered on meanwhile; both processes are
+ * killed when the test ends.
+ */
+async function serverUpgrading(t: Test, dataDir: string, port = 0) {
+  const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
+  const server = spawn(process.execPath, [join(await compiledService(), 'src', 'main.js')], {
+    env: { ...env, HOST: '127.0.0.1', PORT: String(port), SVC_PUBLIC_URL: 'http://svc.test', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => server.kill('SIGKILL'));
+  let stderr = '';
+  server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+  let stdout = '';
+  server.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  /** The first log line (written or to come) whose message includes `text`. */
+  const logged = (text: string) =>
+    new Promise<Record<string, any>>((resolve) => {
+      const check = () => {
+        const line = stdout.split('\n').find((entry) => entry.includes(text));
+        if (!line) return;
+        server.stdout!.off('data', check);
+        resolve(JSON.parse(line));
+      };
+      server.stdout!.on('data', check);
+      check();
+    });
+  const upgrading = await logged('upgrading the data format');
+  t.teardown(() => {
+    try {
+      process.kill(upgrading.child, 'SIGKILL');
+    } catch {}
+  });
+  return { server, exited, upgrading, logged, stderr: () => stderr };
+}
+
+/** A port free now (the OS's pick, released at once). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+t.test('while its upgrade runs the server answers on its port: /health 503 upgrading, every other request 503 E_UNAVAILABLE with Retry-After; then it serves there', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const { dataDir, app, path, profile } = await format6DataDir(t, undefined, 20_000);
+  const port = await freePort();
+  const { upgrading, logged } = await serverUpgrading(t, dataDir, port);
+  // Held still, the upgrade runs for as long as the test looks.
+  process.kill(upgrading.child, 'SIGSTOP');
+  t.ok(isRunning(upgrading.child), 'the upgrade is under way');
+  t.equal(upgrading.port, port);
+  const url = `http://127.0.0.1:${port}`;
+  const credentials = { 'x-svc-app-key': app.key, 'x-svc-app-secret': app.secret };
+
+  const health = await fetch(`${url}/health?probe=1`);
+  t.equal(health.status, 503);
+  t.equal(health.headers.get('retry-after'), '5');
+  t.equal(health.headers.get('x-content-type-options'), 'nosniff');
+  t.equal(health.headers.get('cache-control'), 'no-store');
+  t.same(await health.json(), { status: 'upgrading' });
+  const head = await fetch(`${url}/health`, { method: 'HEAD' });
+  t.same([head.status, await head.text()], [503, ''], 'HEAD as GET, without the body');
+  const refusal = {
+    statusCode: 503,
+    error: 'Service Unavailable',
+    code: 'E_UNAVAILABLE',
+    message: "The data is being upgraded to this build's format; try again shortly",
+    messages: ["The data is being upgraded to this build's format; try again shortly"],
+  };
+  for (const [method, body] of [['GET', undefined], ['PUT', JSON.stringify({ data: { first_name: 'Grace' } })]] as const) {
+    const answer = await fetch(`${url}${path}`, { method, body, headers: { ...credentials, 'content-type': 'application/json' } });
+    t.equal(answer.status, 503, method);
+    t.equal(answer.headers.get('retry-after'), '5', method);
+    t.strictSame(await answer.json(), refusal, method);
+  }
+  t.equal((await fetch(`${url}/metrics`)).status, 503, 'no route is served');
+
+  process.kill(upgrading.child, 'SIGCONT');
+  const listening = await logged('"msg":"listening"');
+  t.equal(listening.port, port, 'the server took the port over');
+  const served = await fetch(`${url}/health`);
+  t.same([served.status, await served.json()], [200, { status: 'ok' }]);
+  const read = await fetch(`${url}${path}`, { headers: credentials });
+  t.equal(await read.text(), profile, 'the profile it served before, the write refused meanwhile not applied');
+});
+
+t.test('a start on an older data dir whose port is taken stops before anything migrates', async (t) => {
+  const { dataDir } = await format6DataDir(t);
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => taken.close());
+  const { port } = taken.address() as AddressInfo;
+  const start = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: String(port), SVC_LOG_LEVEL: 'info' } });
+  t.equal(start.code, 1);
+  t.match(start.stderr, /^Cannot start: Cannot listen on HOST=127\.0\.0\.1 PORT=\d+ \(is the port in use, or HOST not an address of this machine\?\)\n$/);
+  t.notOk(start.stdout.includes('upgrading the data format'), 'no upgrade started');
+  t.equal(await formatOf(dataDir), 6);
+});
+
+t.test('a stop asked of the server while its upgrade runs stops the upgrade: nothing is left migrating, and the data dir keeps its format', async (t) => {
+  const { dataDir } = await format6DataDir(t, undefined, 50_000);
+  const { server, exited, upgrading, stderr } = await serverUpgrading(t, dataDir);
+  t.match(upgrading, { from: 6, to: FORMAT_VERSION, pid: server.pid });
+  server.kill('SIGTERM');
+  t.equal(await exited, 1, 'the start stops');
+  t.match(stderr(), /failed \(signal SIGTERM\); it is left in format 6$/m);
+  t.throws(() => process.kill(upgrading.child, 0), { code: 'ESRCH' }, 'its upgrade is not left running');
+  t.equal(await formatOf(dataDir), 6);
+});
+
+/** Whether something answers HTTP on `port`. */
+const answers = (port: number) => fetch(`http://127.0.0.1:${port}/health`).then(
+  () => true,
+  () => false,
+);
+
+t.test('a stop asked of the server while its upgrade runs closes the port at once, before the upgrade has stopped', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const { dataDir } = await format6DataDir(t, undefined, 20_000);
+  const port = await freePort();
+  const { server, exited, upgrading } = await serverUpgrading(t, dataDir, port);
+  // Held still, the upgrade hears of the stop only once continued: its server waits for it meanwhile.
+  process.kill(upgrading.child, 'SIGSTOP');
+  t.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 503);
+  server.kill('SIGTERM');
+  const deadline = Date.now() + 5_000;
+  while ((await answers(port)) && Date.now() < deadline) await sleep(10);
+  t.notOk(await answers(port), 'nothing answers on the port');
+  t.ok(isRunning(server.pid!), 'while the server still waits for its upgrade to stop');
+  process.kill(upgrading.child, 'SIGCONT');
+  t.equal(await exited, 1, 'the start stops, as it does on a stop while upgrading');
+  t.equal(await formatOf(dataDir), 6);
+});
 
 t.test('an upgrade whose server is killed (kill -9) stops: nothing migrates the data dir it no longer claims, which keeps its format', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const { dataDir } = await format6DataDir(t, undefined, 50_000);
