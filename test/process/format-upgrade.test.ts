@@ -207,9 +207,11 @@ t.test('an upgrade whose server is killed (kill -9) stops: nothing migrates the 
   const { server, exited, upgrading } = await serverUpgrading(t, dataDir);
   // Once the child has mapped the data file, its first step (all 50 000 records) is under way.
   while (!readFileSync(`/proc/${upgrading.child}/maps`, 'utf8').includes(join(dataDir, 'data.mdb'))) await sleep(10);
-  await sleep(200);
+  // Held still meanwhile: on a busy machine a sleep here let the step commit before the kill.
+  process.kill(upgrading.child, 'SIGSTOP');
   server.kill('SIGKILL');
   await exited;
+  process.kill(upgrading.child, 'SIGCONT');
   const deadline = Date.now() + 5_000;
   while (isRunning(upgrading.child) && Date.now() < deadline) await sleep(20);
   t.notOk(isRunning(upgrading.child), 'its upgrade is not left running');
