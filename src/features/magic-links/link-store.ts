@@ -35,16 +35,8 @@ export interface LinkRecord {
   state: LinkState;
 }
 
-export interface NewLink {
-  appId: string;
-  userId: string;
-  expiresAt: number;
-  redirectUrl?: string;
-  address?: { kind: AddressKind; value: string };
-  foundByAddress?: true;
-  purpose: LinkPurpose;
-  sid?: string;
-}
+/** What a link's creator says; the store stamps the rest. */
+export type NewLink = Omit<LinkRecord, 'createdAt' | 'state'>;
 
 /**
  * Magic links: `<public url>/hub/auth/magic/<id>`, the id 256 random bits, stored only as its HMAC.
