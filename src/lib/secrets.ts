@@ -3,6 +3,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** Keyed hash under the server pepper: what is stored in place of every secret. */
 export const hmacSecret = (pepper: Buffer, secret: string) => createHmac('sha256', pepper).update(secret).digest();
 
+/** A bearer token's keyed hash as text: the key it is stored and looked up under (refresh tokens, magic links). */
+export const tokenKey = (pepper: Buffer, token: string) => hmacSecret(pepper, token).toString('base64url');
+
 export function secretMatches(pepper: Buffer, secret: string, storedHash: Uint8Array): boolean {
   const candidate = hmacSecret(pepper, secret);
   return candidate.length === storedHash.length && timingSafeEqual(candidate, storedHash);

@@ -3,7 +3,7 @@ import { limitReached, validationError } from '../../lib/errors.js';
 import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
 import type { RegisteredRedirects } from '../oidc-clients/registered-redirects.js';
 import type { SessionStore } from '../sessions/session-store.js';
-import { hmacSecret } from '../../lib/secrets.js';
+import { tokenKey } from '../../lib/secrets.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { AddressKind } from '../users/addresses.js';
@@ -65,10 +65,6 @@ export class MagicLinks {
     this.byUser = store.db<true>('user_magic_links');
   }
 
-  private hash(id: string): string {
-    return hmacSecret(this.pepper, id).toString('base64url');
-  }
-
   /**
    * Stages a new link in `turn` (which must hold the user's lock) and answers its URL, shown once,
    * and `ref`, the stored name by which its creator may revoke it. 400 `E_VALIDATION` (on `userField`,
@@ -87,7 +83,7 @@ export class MagicLinks {
       );
     }
     const id = randomToken();
-    const ref = this.hash(id);
+    const ref = tokenKey(this.pepper, id);
     // Not before its user's creation, though the clock was stepped back since (NTP): it would read as a
     // link of a user deleted before (redeemLink).
     const user = turn.get<UserContext>(USER_KIND, userKey(request.appId, request.userId));
@@ -118,7 +114,7 @@ export class MagicLinks {
 
   /** The committed record of a link id, with its ref. */
   find(id: string): { ref: string; record: LinkRecord } | undefined {
-    const ref = this.hash(id);
+    const ref = tokenKey(this.pepper, id);
     const record = this.links.get(ref);
     return record ? { ref, record } : undefined;
   }

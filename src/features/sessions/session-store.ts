@@ -2,7 +2,7 @@ import { newSessionId } from '../../auth/access-tokens.js';
 import { sessionStart } from '../../auth/revocation.js';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../../config.js';
 import { randomToken } from '../../lib/ids.js';
-import { hmacSecret } from '../../lib/secrets.js';
+import { tokenKey } from '../../lib/secrets.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { UserView } from '../users/directory.js';
@@ -68,13 +68,9 @@ export class SessionStore {
     this.chain = store.db<true>('session_tokens');
   }
 
-  private hash(refreshToken: string): string {
-    return hmacSecret(this.pepper, refreshToken).toString('base64url');
-  }
-
   /** The committed record of a refresh token, to know whose lock to take. */
   lookup(refreshToken: string): RefreshRecord | undefined {
-    return this.tokens.get(this.hash(refreshToken));
+    return this.tokens.get(tokenKey(this.pepper, refreshToken));
   }
 
   /**
@@ -94,7 +90,7 @@ export class SessionStore {
 
   /** Spends `refreshToken` for its successor (the turn holds the token's user lock). */
   rotate(turn: Turn, refreshToken: string): Rotation {
-    const hash = this.hash(refreshToken);
+    const hash = tokenKey(this.pepper, refreshToken);
     const record = this.tokens.get(hash);
     if (!record || record.expiresAt <= turn.now) return { kind: 'invalid' };
     const session = this.sessions.get([record.appId, record.userId, record.sid]);
@@ -139,7 +135,7 @@ export class SessionStore {
 
   private issue(turn: Turn, appId: string, userId: string, sid: string): string {
     const refreshToken = randomToken();
-    const hash = this.hash(refreshToken);
+    const hash = tokenKey(this.pepper, refreshToken);
     const expiresAt = turn.now + REFRESH_TOKEN_TTL_MS;
     const issued = this.sessions.get([appId, userId, sid])?.accessUntil ?? 0;
     const accessUntil = Math.max(issued, turn.now + this.accessTokenTtlMs + SIGNING_MARGIN_MS);
