@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export interface BenchOptions {
   quick: boolean;
@@ -40,38 +40,44 @@ export class UsageError extends Error {
   }
 }
 
-const whole = (name: string, text: string | undefined, fallback: number, min = 1): number => {
-  if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text) || Number(text) < min) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
+/** The values of a command line with these `options`, or a UsageError with `usage` for one it cannot take. */
+export function parseCommandLine<const T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, usage = USAGE) {
+  try {
+    return parseArgs({ args, options }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message, usage);
+  }
+}
+
+/** The number `--name` was given, at least `min` and whole unless `fraction`; a UsageError with `usage` otherwise. */
+export function numberOption(name: string, text: string, min: number, { fraction = false, usage = USAGE } = {}): number {
+  if (!(fraction ? /^\d+(\.\d+)?$/ : /^\d+$/).test(text) || Number(text) < min) {
+    throw new UsageError(`--${name} must be a ${fraction ? 'number' : 'whole number'} ≥ ${min}`, usage);
+  }
   return Number(text);
-};
+}
+
+const whole = (name: string, text: string | undefined, fallback: number, min = 1): number =>
+  text === undefined ? fallback : numberOption(name, text, min);
 
 export function parseOptions(argv: string[]): BenchOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        quick: { type: 'boolean', default: false },
-        users: { type: 'string' },
-        seconds: { type: 'string' },
-        rounds: { type: 'string' },
-        warmup: { type: 'string' },
-        connections: { type: 'string' },
-        threads: { type: 'string' },
-        'seed-concurrency': { type: 'string' },
-        only: { type: 'string' },
-        'cpu-prof': { type: 'boolean', default: false },
-        'restart-after-seeding': { type: 'boolean', default: false },
-        env: { type: 'string', multiple: true },
-        'node-flag': { type: 'string', multiple: true },
-        'service-log': { type: 'string' },
-        help: { type: 'boolean', default: false },
-      },
-    }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const parsed = parseCommandLine(argv, {
+    quick: { type: 'boolean', default: false },
+    users: { type: 'string' },
+    seconds: { type: 'string' },
+    rounds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    threads: { type: 'string' },
+    'seed-concurrency': { type: 'string' },
+    only: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    'restart-after-seeding': { type: 'boolean', default: false },
+    env: { type: 'string', multiple: true },
+    'node-flag': { type: 'string', multiple: true },
+    'service-log': { type: 'string' },
+    help: { type: 'boolean', default: false },
+  });
   if (parsed.help) throw new UsageError('npm run bench: the bench suite (docs/PERFORMANCE.md)');
   const quick = parsed.quick!;
   const users = whole('users', parsed.users, quick ? 2_000 : 20_000);

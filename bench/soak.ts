@@ -1,14 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { WRK_INSTALL_HINT, runWrk, wrkAvailable, type WrkResult } from './wrk.js';
 import { rssAnonBytes, startService } from './service-process.js';
 import { serviceClient } from './client.js';
 import { seedUsers, signIn } from './seed.js';
 import { luaString, writeRawScript } from './lua.js';
 import { writeResults } from './report.js';
-import { UNLIMITED, UsageError } from './options.js';
+import { parseCommandLine, UNLIMITED, UsageError } from './options.js';
 import { runMain } from './main.js';
 import { median } from './measure.js';
 
@@ -55,15 +54,11 @@ end
 
 async function main(): Promise<number> {
   const usage = 'usage: npm run bench:soak -- [--minutes M] [--interval S] [--users N]';
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: process.argv.slice(2),
-      options: { minutes: { type: 'string', default: '5' }, interval: { type: 'string', default: '30' }, users: { type: 'string', default: '2000' } },
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message, usage);
-  }
+  const values = parseCommandLine(
+    process.argv.slice(2),
+    { minutes: { type: 'string', default: '5' }, interval: { type: 'string', default: '30' }, users: { type: 'string', default: '2000' } },
+    usage,
+  );
   const minutes = Number(values.minutes);
   const interval = Number(values.interval);
   const userCount = Number(values.users);

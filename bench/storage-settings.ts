@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { open } from 'lmdb';
 import { ENV_OPTIONS } from '../src/storage/store.js';
 import { USER_VIEWS_DB } from '../src/features/users/profile-views.js';
 import { newId } from '../src/lib/ids.js';
 import { measureLanes, type LaneLoad, type LaneMeasurement } from './lanes.js';
-import { UsageError } from './options.js';
+import { numberOption, parseCommandLine } from './options.js';
 import { formatColumns } from './report.js';
 
 /**
@@ -56,35 +55,25 @@ export interface SettingMeasurement extends LaneMeasurement {
 
 const USAGE = 'usage: npm run bench:storage -- [--records N] [--record-bytes B] [--seconds S] [--warmup S] [--connections C] [--only NAME[,NAME]]';
 
-const SECONDS = /^\d+(\.\d+)?$/;
-
 export function parseProbeOptions(argv: string[]): ProbeOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        records: { type: 'string', default: '1000000' },
-        'record-bytes': { type: 'string', default: '1200' },
-        seconds: { type: 'string', default: '6' },
-        warmup: { type: 'string', default: '2' },
-        connections: { type: 'string', default: '64' },
-        only: { type: 'string', default: '' },
-      },
-    }).values;
-  } catch (error) {
-    throw new UsageError((error as Error).message, USAGE);
-  }
+  const parsed = parseCommandLine(
+    argv,
+    {
+      records: { type: 'string', default: '1000000' },
+      'record-bytes': { type: 'string', default: '1200' },
+      seconds: { type: 'string', default: '6' },
+      warmup: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '64' },
+      only: { type: 'string', default: '' },
+    },
+    USAGE,
+  );
   /** Seconds may have a fraction; counts are whole. */
-  const number = (name: keyof typeof parsed, min: number, form = /^\d+$/) => {
-    const text = parsed[name] as string;
-    if (!form.test(text) || Number(text) < min) throw new UsageError(`--${name} must be a ${form === SECONDS ? 'number' : 'whole number'} ≥ ${min}`, USAGE);
-    return Number(text);
-  };
+  const number = (name: keyof typeof parsed, min: number, fraction = false) => numberOption(name, parsed[name], min, { fraction, usage: USAGE });
   return {
     records: number('records', 1),
     recordBytes: number('record-bytes', 1),
-    load: { seconds: number('seconds', 0.1, SECONDS), warmupSeconds: number('warmup', 0, SECONDS), connections: number('connections', 1) },
+    load: { seconds: number('seconds', 0.1, true), warmupSeconds: number('warmup', 0, true), connections: number('connections', 1) },
     only: parsed.only.split(',').filter(Boolean),
   };
 }
