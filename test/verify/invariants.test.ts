@@ -26,6 +26,13 @@ async function damage(t: Test, deps: Deps, write: () => void, patterns: RegExp[]
   await deps.store.commit(repair);
 }
 
+/** Removes the application's record alone, expects exactly these problems of what it held, then puts it back. */
+async function withoutApp(t: Test, deps: Deps, appId: string, patterns: RegExp[]): Promise<void> {
+  const apps = deps.store.db('apps');
+  const app = apps.get(appId);
+  await damage(t, deps, () => apps.remove(appId), patterns, () => apps.put(appId, app));
+}
+
 t.test('a consistent store passes every invariant; a broken counter, index or view is reported', async (t) => {
   const server = await startServer(t);
   const { deps } = server;
@@ -154,19 +161,11 @@ t.test('damage that lookups and listings trust is reported: credential list, gro
   await damage(t, deps, () => names.remove([appId, 'team', group.id]), [/group indexes: group .* has no name entry/], () => names.put([appId, 'team', group.id], true));
   const invites = deps.store.db(INVITE_INDEX_DB);
   await damage(t, deps, () => invites.put([appId, 'u1', group.id, 'invite_gone'], true), [/group indexes: invite index entry .*invite_gone.* names no invite/], () => invites.remove([appId, 'u1', group.id, 'invite_gone']));
-  const apps = deps.store.db('apps');
-  const app = apps.get(appId);
-  await damage(
-    t,
-    deps,
-    () => apps.remove(appId),
-    [
-      /app credentials: credential .* belongs to application .* which does not exist/,
-      /profile read model: user u1 belongs to application .* which does not exist/,
-      new RegExp(`group count: group ${group.id} belongs to application ${appId}, which does not exist`),
-    ],
-    () => apps.put(appId, app),
-  );
+  await withoutApp(t, deps, appId, [
+    /app credentials: credential .* belongs to application .* which does not exist/,
+    /profile read model: user u1 belongs to application .* which does not exist/,
+    new RegExp(`group count: group ${group.id} belongs to application ${appId}, which does not exist`),
+  ]);
   t.same(verifyStore(deps, allInvariants).problems, []);
 });
 
@@ -269,19 +268,11 @@ t.test('oidc credentials: each one sits under its client, which belongs to an ap
       () => clients.put([appId, web.id], webClient),
     );
   }
-  const apps = deps.store.db('apps');
-  const app = apps.get(appId);
-  await damage(
-    t,
-    deps,
-    () => apps.remove(appId),
-    [
-      /app credentials: credential .* belongs to application .* which does not exist/,
-      new RegExp(`oidc credentials: client ${web.id} belongs to application ${appId}, which does not exist`),
-      new RegExp(`oidc credentials: client ${bare.id} belongs to application ${appId}, which does not exist`),
-    ],
-    () => apps.put(appId, app),
-  );
+  await withoutApp(t, deps, appId, [
+    /app credentials: credential .* belongs to application .* which does not exist/,
+    new RegExp(`oidc credentials: client ${web.id} belongs to application ${appId}, which does not exist`),
+    new RegExp(`oidc credentials: client ${bare.id} belongs to application ${appId}, which does not exist`),
+  ]);
   t.same(verifyStore(deps, allInvariants).problems, []);
 });
 
