@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createActor } from 'xstate';
-import { restoreThroughMsgpack } from '../helpers/machines.js';
+import { restoreThroughMsgpack, restoredAlike } from '../helpers/machines.js';
 import { inviteMachine, type InviteEvent, type InviteInput } from '../../machines/invite.machine.js';
 
 const AT = Date.parse('2026-01-01T00:00:00Z');
@@ -75,12 +75,7 @@ t.test('accepted and rejected invites refuse every event', async (t) => {
 });
 
 t.test('snapshots survive msgpack in every state', async (t) => {
-  for (const state of ['pending', 'accepted', 'rejected'] as const) {
-    const actor = inState(state);
-    const restored = restoreThroughMsgpack(inviteMachine, actor);
-    t.equal(restored.getSnapshot().value, state);
-    t.same(restored.getSnapshot().context, actor.getSnapshot().context);
-  }
+  for (const state of ['pending', 'accepted', 'rejected'] as const) restoredAlike(t, inviteMachine, inState(state));
   const restored = restoreThroughMsgpack(inviteMachine, inState('pending'));
   restored.send(accept);
   t.equal(restored.getSnapshot().value, 'accepted', 'a restored pending invite can still be accepted');

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createActor } from 'xstate';
-import { restoreThroughMsgpack } from '../helpers/machines.js';
+import { restoreThroughMsgpack, restoredAlike } from '../helpers/machines.js';
 import { memberMachine, type MemberEvent, type MemberState } from '../../machines/member.machine.js';
 
 const AT = Date.parse('2026-01-01T00:00:00Z');
@@ -62,12 +62,7 @@ t.test('every other event is refused', async (t) => {
 });
 
 t.test('snapshots survive msgpack in every state', async (t) => {
-  for (const state of ['active', 'invite_pending', 'invite_rejected'] as const) {
-    const actor = start(state);
-    const restored = restoreThroughMsgpack(memberMachine, actor);
-    t.equal(restored.getSnapshot().value, state);
-    t.same(restored.getSnapshot().context, actor.getSnapshot().context);
-  }
+  for (const state of ['active', 'invite_pending', 'invite_rejected'] as const) restoredAlike(t, memberMachine, start(state));
   const restored = restoreThroughMsgpack(memberMachine, start('invite_pending'));
   restored.send(accept);
   t.equal(restored.getSnapshot().value, 'active', 'a restored pending member can still accept');

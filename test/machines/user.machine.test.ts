@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createActor, type SnapshotFrom } from 'xstate';
-import { pack, unpack } from 'msgpackr';
+import { restoredAlike } from '../helpers/machines.js';
 import { persistedUser, userMachine, type UserEvent, type UserInput } from '../../machines/user.machine.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -80,13 +80,8 @@ t.test('a snapshot survives msgpack and restores an actor that behaves the same'
   const actor = start();
   actor.send({ type: 'user.update', data: { user_id: 'user_1', n: 1 }, attributes: { 'x:y': ['z'] }, verified_data: {}, at: T0 + 1 });
   actor.send({ type: 'user.disable', at: T0 + 2 });
-  const persisted = actor.getPersistedSnapshot();
-  const restoredSnapshot = unpack(pack(persisted)) as SnapshotFrom<typeof userMachine>;
-  const restored = createActor(userMachine, { snapshot: restoredSnapshot, input }).start();
-  const snapshot = restored.getSnapshot();
-  t.equal(snapshot.value, 'disabled');
-  t.same(snapshot.context, actor.getSnapshot().context);
-  t.notOk(snapshot.can({ type: 'user.touch', at: T0 + 3 }), 'still refuses what a disabled user refuses');
+  const restored = restoredAlike(t, userMachine, actor);
+  t.notOk(restored.getSnapshot().can({ type: 'user.touch', at: T0 + 3 }), 'still refuses what a disabled user refuses');
   restored.send({ type: 'user.enable', at: T0 + 4 });
   t.equal(restored.getSnapshot().value, 'enabled');
   t.equal(restored.getSnapshot().context.meta.modified, iso(T0 + 4));
