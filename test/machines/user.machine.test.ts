@@ -1,5 +1,5 @@
-import t from 'tap';
-import { createActor, type SnapshotFrom } from 'xstate';
+import t, { type Test } from 'tap';
+import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { restoredAlike } from '../helpers/machines.js';
 import { persistedUser, userMachine, type UserEvent, type UserInput } from '../../machines/user.machine.js';
 
@@ -8,6 +8,13 @@ const input: UserInput = { appId: 'app_1', id: 'user_1', data: { user_id: 'user_
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const start = () => createActor(userMachine, { input }).start();
+
+/** A disabled user's actor takes `user.enable` at `at`: enabled again, stamped modified. */
+function enables(t: Test, actor: Actor<typeof userMachine>, at: number): void {
+  actor.send({ type: 'user.enable', at });
+  t.equal(actor.getSnapshot().value, 'enabled');
+  t.equal(actor.getSnapshot().context.meta.modified, iso(at));
+}
 
 t.test('a new user is enabled, unverified, stamped with its creation time', async (t) => {
   const snapshot = start().getSnapshot();
@@ -41,9 +48,7 @@ t.test('disabled users refuse sign-in, touch and disable; accept enable and upda
   t.notOk(start().getSnapshot().can({ type: 'user.enable', at: T0 }), 'enabled users cannot be enabled');
   t.ok(disabled.can({ type: 'user.update', data: {}, attributes: {}, verified_data: {}, at: T0 + 2 }));
   t.ok(disabled.can({ type: 'user.revokeAll', at: T0 + 2 }));
-  actor.send({ type: 'user.enable', at: T0 + 3 });
-  t.equal(actor.getSnapshot().value, 'enabled');
-  t.equal(actor.getSnapshot().context.meta.modified, iso(T0 + 3));
+  enables(t, actor, T0 + 3);
 });
 
 t.test('sign-in verifies addresses and stamps sign-in meta; touch only last_active', async (t) => {
@@ -82,9 +87,7 @@ t.test('a snapshot survives msgpack and restores an actor that behaves the same'
   actor.send({ type: 'user.disable', at: T0 + 2 });
   const restored = restoredAlike(t, userMachine, actor);
   t.notOk(restored.getSnapshot().can({ type: 'user.touch', at: T0 + 3 }), 'still refuses what a disabled user refuses');
-  restored.send({ type: 'user.enable', at: T0 + 4 });
-  t.equal(restored.getSnapshot().value, 'enabled');
-  t.equal(restored.getSnapshot().context.meta.modified, iso(T0 + 4));
+  enables(t, restored, T0 + 4);
 });
 
 t.test('persistedUser is the snapshot XState persists, in either state, and restores the same actor', async (t) => {
