@@ -1,3 +1,4 @@
+import { untilKilled } from './acks.js';
 import { call } from './api-calls.js';
 import type { CrashContext, WriteKind } from './write-kinds.js';
 
@@ -109,15 +110,13 @@ const oidcCredentials: WriteKind<OidcAck> = {
     const made = await call(c, 'POST', base, { body: { name: `oc ${n}` } });
     if (made.status !== 200) return undefined;
     const ack: OidcAck = { id: made.body.id, clientId: made.body.credentials[0].client_id };
-    try {
+    await untilKilled(async () => {
       const cr = await call(c, 'POST', `${base}/${ack.id}/credentials`, { body: { name: 'two' } });
-      if (cr.status !== 200) return ack;
+      if (cr.status !== 200) return;
       ack.deleting = true;
       const d = await call(c, 'DELETE', `${base}/${ack.id}/credentials/${ack.clientId}`);
       if (d.status === 204) ack.removed = true;
-    } catch {
-      // Killed midway: what was acknowledged so far stands.
-    }
+    });
     return ack;
   },
   async missing(c, acks) {
@@ -144,12 +143,10 @@ const meWrites: WriteKind<{ userId: string; name: string; disabled: boolean }> =
     if (r.status !== 200) return undefined;
     const ack = { userId: who.userId, name, disabled: false };
     if (n % 2) {
-      try {
+      await untilKilled(async () => {
         const s = await call(c, 'POST', `/applications/${c.defaultApp.id}/users/${who.userId}/state`, { body: { state: 'disabled' } });
         if (s.status === 200) ack.disabled = true;
-      } catch {
-      // Killed midway: what was acknowledged so far stands.
-    }
+      });
     }
     return ack;
   },

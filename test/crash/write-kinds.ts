@@ -1,5 +1,6 @@
 import type { ChildServer } from '../helpers/child.js';
 import type { TestApp } from '../helpers/server.js';
+import { untilKilled } from './acks.js';
 import { ADMIN_TOKEN, call, platformHeaders } from './api-calls.js';
 import { removalKinds } from './removal-kinds.js';
 
@@ -130,12 +131,10 @@ const spentOnce: WriteKind<SpentAck> = {
     const redeemed = await call(context, 'GET', link);
     if (redeemed.status !== 200) return undefined;
     const ack: SpentAck = { link };
-    try {
+    await untilKilled(async () => {
       const refreshed = await call(context, 'POST', '/hub/auth/token', { body: { refresh_token: redeemed.body.refresh_token } });
       if (refreshed.status === 200) ack.rotated = redeemed.body.refresh_token;
-    } catch {
-      // Killed before the refresh was acknowledged: the spent link stands.
-    }
+    });
     return ack;
   },
   async missing(context, acks) {
@@ -165,21 +164,19 @@ const groupStory: WriteKind<GroupAck> = {
     const group = await call(context, 'POST', base, { body: { name: `crash group ${n}` } });
     if (group.status !== 200) return undefined;
     const ack: GroupAck = { groupId: group.body.id, stage: 1 };
-    try {
+    await untilKilled(async () => {
       const member = await call(context, 'POST', `${base}/${ack.groupId}/members`, {
         body: { email: `crash-owner-${n}@example.com`, roles: ['admin'] },
       });
-      if (member.status !== 200) return ack;
+      if (member.status !== 200) return;
       ack.stage = 2;
       const invite = await call(context, 'POST', `${base}/${ack.groupId}/invites`, {
         body: { email: `crash-invitee-${n}@example.com`, roles: ['member'] },
       });
-      if (invite.status !== 200) return ack;
+      if (invite.status !== 200) return;
       const redeemed = await call(context, 'GET', new URL(invite.body.link).pathname);
       if (redeemed.status === 200) Object.assign(ack, { stage: 3, inviteId: invite.body.invitation.id });
-    } catch {
-      // Killed mid-story: what was acknowledged so far stands.
-    }
+    });
     return ack;
   },
   async missing(context, acks) {
