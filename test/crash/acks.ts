@@ -9,3 +9,10 @@ export async function untilKilled(steps: () => Promise<void>): Promise<void> {
     // Killed midway: the ack says what was acknowledged before.
   }
 }
+
+/** The acks that `isLost` finds missing after the restart, asked one at a time. */
+export async function lostAmong<Ack>(acks: Ack[], isLost: (ack: Ack) => Promise<boolean>): Promise<Ack[]> {
+  const lost: Ack[] = [];
+  for (const ack of acks) if (await isLost(ack)) lost.push(ack);
+  return lost;
+}

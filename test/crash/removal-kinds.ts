@@ -1,4 +1,4 @@
-import { untilKilled } from './acks.js';
+import { lostAmong, untilKilled } from './acks.js';
 import { call } from './api-calls.js';
 import type { CrashContext, WriteKind } from './write-kinds.js';
 
@@ -31,12 +31,10 @@ const userDelete: WriteKind<{ userId: string }> = {
     return d.status === 204 ? { userId } : undefined;
   },
   async missing(c, acks) {
-    const lost = [];
-    for (const a of acks) {
+    return lostAmong(acks, async (a) => {
       const r = await call(c, 'GET', `/applications/${c.defaultApp.id}/users/${a.userId}/data`);
-      if (r.status !== 404) lost.push(a);
-    }
-    return lost;
+      return r.status !== 404;
+    });
   },
 };
 
@@ -55,13 +53,11 @@ const groupDelete: WriteKind<{ groupId: string; userId: string }> = {
     return d.status === 204 ? { groupId: g.body.id, userId: m.body.user_id } : undefined;
   },
   async missing(c, acks) {
-    const lost = [];
-    for (const a of acks) {
+    return lostAmong(acks, async (a) => {
       const r = await call(c, 'GET', `/applications/${c.defaultApp.id}/groups/${a.groupId}`);
       const p = await call(c, 'GET', `/applications/${c.defaultApp.id}/users/${a.userId}/data`);
-      if (r.status !== 404 || p.body?.groups?.some((x: any) => x.group.id === a.groupId)) lost.push(a);
-    }
-    return lost;
+      return r.status !== 404 || p.body?.groups?.some((x: any) => x.group.id === a.groupId);
+    });
   },
 };
 
@@ -85,12 +81,10 @@ const inviteAnswer: WriteKind<{ groupId: string; inviteId: string; state: string
     return r.status === 204 ? { groupId: g.body.id, inviteId, state: 'gone' } : undefined;
   },
   async missing(c, acks) {
-    const lost = [];
-    for (const a of acks) {
+    return lostAmong(acks, async (a) => {
       const r = await call(c, 'GET', `/applications/${c.defaultApp.id}/groups/${a.groupId}/invites/${a.inviteId}`);
-      if (a.state === 'gone' ? r.status !== 404 : r.body?.state !== 'rejected') lost.push(a);
-    }
-    return lost;
+      return a.state === 'gone' ? r.status !== 404 : r.body?.state !== 'rejected';
+    });
   },
 };
 
@@ -120,15 +114,13 @@ const oidcCredentials: WriteKind<OidcAck> = {
     return ack;
   },
   async missing(c, acks) {
-    const lost = [];
-    for (const a of acks) {
+    return lostAmong(acks, async (a) => {
       const r = await call(c, 'GET', `/applications/${c.defaultApp.id}/oidc-clients/${a.id}`);
       const has = r.body?.credentials?.some((x: any) => x.client_id === a.clientId);
       // A delete killed before its answer may or may not have been committed.
       const kept = a.removed ? !has : a.deleting || has;
-      if (r.status !== 200 || !kept) lost.push(a);
-    }
-    return lost;
+      return r.status !== 200 || !kept;
+    });
   },
 };
 
@@ -151,12 +143,10 @@ const meWrites: WriteKind<{ userId: string; name: string; disabled: boolean }> =
     return ack;
   },
   async missing(c, acks) {
-    const lost = [];
-    for (const a of acks) {
+    return lostAmong(acks, async (a) => {
       const r = await call(c, 'GET', `/applications/${c.defaultApp.id}/users/${a.userId}/data`);
-      if (r.body?.data?.first_name !== a.name || (a.disabled && r.body?.state !== 'disabled')) lost.push(a);
-    }
-    return lost;
+      return r.body?.data?.first_name !== a.name || (a.disabled && r.body?.state !== 'disabled');
+    });
   },
 };
 

@@ -1,6 +1,6 @@
 import type { ChildServer } from '../helpers/child.js';
 import type { TestApp } from '../helpers/server.js';
-import { untilKilled } from './acks.js';
+import { lostAmong, untilKilled } from './acks.js';
 import { ADMIN_TOKEN, call, platformHeaders } from './api-calls.js';
 import { removalKinds } from './removal-kinds.js';
 
@@ -72,14 +72,12 @@ const profileUpsert: WriteKind<{ userId: string; firstName: string }> = {
     return res.ok ? { userId, firstName } : undefined;
   },
   async missing(context, acks) {
-    const lost = [];
-    for (const ack of acks) {
+    return lostAmong(acks, async (ack) => {
       const path = `/applications/${context.defaultApp.id}/users/${ack.userId}/data`;
       const res = await fetch(context.server.url + path, { headers: platformHeaders(context) });
       const profile = res.ok ? await res.json() : undefined;
-      if (profile?.data?.first_name !== ack.firstName) lost.push(ack);
-    }
-    return lost;
+      return profile?.data?.first_name !== ack.firstName;
+    });
   },
 };
 
@@ -100,12 +98,10 @@ const signOutEverywhere: WriteKind<{ userId: string; token: string }> = {
     return out.status === 204 ? { userId, token: redeemed.body.access_token } : undefined;
   },
   async missing(context, acks) {
-    const lost = [];
-    for (const ack of acks) {
+    return lostAmong(acks, async (ack) => {
       const me = await call(context, 'GET', `/me/applications/${context.defaultApp.id}/data`, { token: ack.token });
-      if (me.status !== 401 || me.body?.code !== 'E_TOKEN_REVOKED') lost.push(ack);
-    }
-    return lost;
+      return me.status !== 401 || me.body?.code !== 'E_TOKEN_REVOKED';
+    });
   },
 };
 
@@ -138,14 +134,12 @@ const spentOnce: WriteKind<SpentAck> = {
     return ack;
   },
   async missing(context, acks) {
-    const lost = [];
-    for (const ack of acks) {
+    return lostAmong(acks, async (ack) => {
       const again = await call(context, 'GET', ack.link);
       const reused = ack.rotated ? await call(context, 'POST', '/hub/auth/token', { body: { refresh_token: ack.rotated } }) : undefined;
       const spent = again.body?.code === 'E_LINK_EXPIRED' && (!reused || reused.body?.code === 'E_INVALID_REFRESH_TOKEN');
-      if (!spent) lost.push(ack);
-    }
-    return lost;
+      return !spent;
+    });
   },
 };
 
@@ -181,8 +175,7 @@ const groupStory: WriteKind<GroupAck> = {
   },
   async missing(context, acks) {
     const base = `/applications/${context.defaultApp.id}/groups`;
-    const lost = [];
-    for (const ack of acks) {
+    return lostAmong(acks, async (ack) => {
       const group = await call(context, 'GET', `${base}/${ack.groupId}`);
       const count = group.body?.member_count;
       const invite = ack.inviteId ? await call(context, 'GET', `${base}/${ack.groupId}/invites/${ack.inviteId}`) : undefined;
@@ -190,9 +183,8 @@ const groupStory: WriteKind<GroupAck> = {
         group.status === 200 &&
         (ack.stage < 2 || count >= 1) &&
         (ack.stage < 3 || (count === 2 && invite?.body?.state === 'accepted'));
-      if (!intact) lost.push(ack);
-    }
-    return lost;
+      return !intact;
+    });
   },
 };
 
