@@ -1,10 +1,10 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import pino from 'pino';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { ok, noContent } from '../../src/http/reply.js';
 import { conflict, notFound } from '../../src/lib/errors.js';
-import { actorLockKey, ActorRuntime, type SnapshotStore } from '../../src/runtime/runtime.js';
-import { openStore } from '../../src/storage/store.js';
+import { actorLockKey, ActorRuntime, type RuntimeOptions, type SnapshotStore } from '../../src/runtime/runtime.js';
+import { openStore, type Store } from '../../src/storage/store.js';
 import type { KeyLocks } from '../../src/runtime/locks.js';
 import { manualClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/deps.js';
@@ -13,6 +13,16 @@ import { testMachines, type DoorContext } from './door-machine.js';
 import { Actor, setup } from 'xstate';
 
 const doorKey = (id: string) => actorLockKey('door', [id]);
+
+/** A runtime of door machines over `store` (100 residents, a minute's idle time unless `options` say otherwise), stopped with the store closed when `t` ends. */
+function runtimeOver(t: Test, store: Store, options: Partial<RuntimeOptions> = {}): ActorRuntime {
+  const runtime = new ActorRuntime({ store, machines: testMachines, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000, ...options });
+  t.teardown(async () => {
+    runtime.stop();
+    await store.close();
+  });
+  return runtime;
+}
 
 /** Probe routes that drive the runtime the way feature routes do. */
 function doorRoutes({ runtime, store }: Deps): Route[] {
@@ -181,11 +191,7 @@ t.test('turns on one actor are serialized; every acknowledged change is counted 
 
 t.test('a lock holds until the commit is done; distinct keys do not wait', async (t) => {
   const store = openStore(t.testdir());
-  const runtime = new ActorRuntime({ store, machines: testMachines, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000 });
-  t.teardown(async () => {
-    runtime.stop();
-    await store.close();
-  });
+  const runtime = runtimeOver(t, store);
   const log: string[] = [];
   const marks = store.db<string>('marks');
   const turn = (name: string, key: string) =>
@@ -203,11 +209,7 @@ t.test('a lock holds until the commit is done; distinct keys do not wait', async
 
 t.test('lockNew holds fresh keys to the end of the turn, drawing again past one a request holds', async (t) => {
   const store = openStore(t.testdir());
-  const runtime = new ActorRuntime({ store, machines: testMachines, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000 });
-  t.teardown(async () => {
-    runtime.stop();
-    await store.close();
-  });
+  const runtime = runtimeOver(t, store);
   const locks = (runtime as unknown as { locks: KeyLocks }).locks;
   const releaseGuess = await locks.acquire([doorKey('d1')]);
   let drawn = 0;
@@ -229,11 +231,7 @@ t.test('lockNew holds fresh keys to the end of the turn, drawing again past one 
 t.test('passivation, the resident cap, and reload from the snapshot', async (t) => {
   const clock = manualClock();
   const store = openStore(t.testdir());
-  const runtime = new ActorRuntime({ store, machines: testMachines, clock, logger: pino({ level: 'silent' }), maxActors: 3, idleMs: 60_000 });
-  t.teardown(async () => {
-    runtime.stop();
-    await store.close();
-  });
+  const runtime = runtimeOver(t, store, { clock, maxActors: 3 });
   const send = (id: string, type: string) => runtime.run([doorKey(id)], (turn) => turn.send<DoorContext>('door', [id], { type }));
   for (const id of ['d1', 'd2', 'd3', 'd4', 'd5']) {
     await runtime.run([doorKey(id)], (turn) => turn.create('door', [id], { name: id }));
@@ -261,12 +259,7 @@ t.test('passivation, the resident cap, and reload from the snapshot', async (t) 
 t.test('the idle sweep passivates a slice of actors per event-loop turn, so requests run in between', async (t) => {
   const clock = manualClock();
   const store = openStore(t.testdir());
-  const options = { store, machines: testMachines, clock, logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000 };
-  const runtime = new ActorRuntime({ ...options, passivationSlice: 2 });
-  t.teardown(async () => {
-    runtime.stop();
-    await store.close();
-  });
+  const runtime = runtimeOver(t, store, { clock, passivationSlice: 2 });
   for (const id of ['s1', 's2', 's3', 's4', 's5']) await runtime.run([doorKey(id)], (turn) => turn.create('door', [id], { name: id }));
   clock.advance(60_000);
   await runtime.run([doorKey('s5')], (turn) => turn.send('door', ['s5'], { type: 'door.open' }));
@@ -295,7 +288,7 @@ t.test('passivation forgets an actor that holds only its snapshot, and stops one
   const clock = manualClock();
   const store = openStore(t.testdir());
   const machines = { ...testMachines, alarm: { machine: alarmMachine, version: 1 } };
-  const runtime = new ActorRuntime({ store, machines, clock, logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000 });
+  const runtime = runtimeOver(t, store, { machines, clock });
   const stop = Actor.prototype.stop;
   const stopped: Array<{ id: string; pending: number[] }> = [];
   const pending = (actor: Actor<any>) => Object.keys(actor.system.getSnapshot()._scheduledEvents).length;
@@ -305,10 +298,8 @@ t.test('passivation forgets an actor that holds only its snapshot, and stops one
     stopped.push({ id: this.getSnapshot().machine.id, pending: [before, pending(this)] });
     return result;
   };
-  t.teardown(async () => {
+  t.teardown(() => {
     Actor.prototype.stop = stop;
-    runtime.stop();
-    await store.close();
   });
   await runtime.run([doorKey('p1')], (turn) => turn.create('door', ['p1'], { name: 'p1' }));
   await runtime.run([actorLockKey('alarm', ['a1'])], (turn) => turn.create('alarm', ['a1'], {}));
@@ -334,12 +325,7 @@ t.test('a kind with a snapshot store of its own is created, read, reloaded and r
     put: (key, snapshot) => kept.put(key, { state: snapshot.value as string, opens: snapshot.context.opens }),
     remove: (key) => kept.remove(key),
   };
-  const options = { store, machines: testMachines, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 1, idleMs: 60_000 };
-  const runtime = new ActorRuntime({ ...options, snapshotStores: { door: doors } });
-  t.teardown(async () => {
-    runtime.stop();
-    await store.close();
-  });
+  const runtime = runtimeOver(t, store, { maxActors: 1, snapshotStores: { door: doors } });
   await runtime.run([doorKey('d1')], (turn) => turn.create('door', ['d1'], { name: 'd1' }));
   await runtime.run([doorKey('d1')], (turn) => turn.send('door', ['d1'], { type: 'door.open' }));
   t.same(kept.get(['d1']), { state: 'open', opens: 1 }, 'each change is put through the store');
