@@ -16,6 +16,16 @@ import { asFormat5Record, asFormat6Record, asFormat7Record } from '../helpers/vi
 
 const logger = pino({ level: 'silent' });
 
+const PREVIOUS_FORMAT = FORMAT_VERSION - 1;
+
+/** A store of its own stamped with the format before this build's, closed when `t` ends. */
+async function storeOfPreviousFormat(t: Test) {
+  const store = openStore(t.testdir());
+  t.teardown(() => store.close());
+  await store.commit(() => store.db('meta').put('format_version', PREVIOUS_FORMAT));
+  return store;
+}
+
 /** A started server on its own data dir with a signed-in user who owns one group, `kept`. */
 async function ownerOfAGroup(t: Test) {
   const server = await startServer(t, { dataDir: t.testdir() });
@@ -83,25 +93,18 @@ t.test('a fresh data dir is stamped with the current format', async (t) => {
 });
 
 t.test('an older format is moved forward step by step, each step with its version in one transaction', async (t) => {
-  const store = openStore(t.testdir());
-  t.teardown(() => store.close());
-  const meta = store.db('meta');
-  const start = FORMAT_VERSION - 1;
-  await store.commit(() => meta.put('format_version', start));
-  const steps = { [start]: (s: typeof store) => s.db('moved').put('k', 'migrated') };
+  const store = await storeOfPreviousFormat(t);
+  const steps = { [PREVIOUS_FORMAT]: (s: typeof store) => s.db('moved').put('k', 'migrated') };
   t.equal(await migrate(store, logger, steps), FORMAT_VERSION);
   t.equal(store.db('moved').get('k'), 'migrated');
   t.equal(storedFormatVersion(store), FORMAT_VERSION);
 });
 
 t.test('a step another migration made meanwhile is not made again', async (t) => {
-  const store = openStore(t.testdir());
-  t.teardown(() => store.close());
-  const start = FORMAT_VERSION - 1;
-  await store.commit(() => store.db('meta').put('format_version', start));
+  const store = await storeOfPreviousFormat(t);
   const counts = store.db<number>('moved');
   // Counting, so a step made twice shows: real steps are not all safe to make on data already moved.
-  const steps = { [start]: (s: typeof store) => counts.put('runs', (counts.get('runs') ?? 0) + 1) };
+  const steps = { [PREVIOUS_FORMAT]: (s: typeof store) => counts.put('runs', (counts.get('runs') ?? 0) + 1) };
   // Both read the old format before either commits, as a server and an upgrade child outliving its server would.
   t.same(await Promise.all([migrate(store, logger, steps), migrate(store, logger, steps)]), [FORMAT_VERSION, FORMAT_VERSION]);
   t.equal(counts.get('runs'), 1);
@@ -109,20 +112,17 @@ t.test('a step another migration made meanwhile is not made again', async (t) =>
 });
 
 t.test('a failing step keeps the old format and none of its writes', async (t) => {
-  const store = openStore(t.testdir());
-  t.teardown(() => store.close());
-  const start = FORMAT_VERSION - 1;
-  await store.commit(() => store.db('meta').put('format_version', start));
+  const store = await storeOfPreviousFormat(t);
   // Opened before the transaction: a database first opened inside one that rolls back is unusable.
   const moved = store.db('moved');
   const failing = {
-    [start]: (s: typeof store) => {
+    [PREVIOUS_FORMAT]: (s: typeof store) => {
       s.db('moved').put('k', 'half done');
       throw new Error('step failed');
     },
   };
   await t.rejects(migrate(store, logger, failing), /step failed/);
-  t.equal(storedFormatVersion(store), start);
+  t.equal(storedFormatVersion(store), PREVIOUS_FORMAT);
   t.equal(moved.get('k'), undefined);
   await t.rejects(migrate(store, logger, {}), /No migration from data format/);
 });
