@@ -141,7 +141,7 @@ export class MagicLinks {
 
   /** Kills every pending, unexpired link of a user (sign-out). */
   revokeAll(turn: Turn, appId: string, userId: string): void {
-    for (const key of this.byUser.getKeys({ start: [appId, userId, turn.now], end: [appId, userId, HIGH_KEY] })) {
+    for (const key of this.fromNowOn(turn, appId, userId)) {
       this.revoke(turn, (key as Key[])[3] as string);
     }
   }
@@ -158,7 +158,7 @@ export class MagicLinks {
    */
   private usableCount(turn: Turn, appId: string, userId: string): number {
     let count = 0;
-    for (const key of this.byUser.getKeys({ start: [appId, userId, turn.now], end: [appId, userId, HIGH_KEY] })) {
+    for (const key of this.fromNowOn(turn, appId, userId)) {
       const [, , expiresAt, ref] = key as Key[];
       if ((expiresAt as number) <= turn.now) continue;
       const record = this.links.get(ref as string);
@@ -167,6 +167,11 @@ export class MagicLinks {
       if (++count >= PENDING_LINKS_PER_USER_LIMIT) break;
     }
     return count;
+  }
+
+  /** Index keys of the user's links expiring from now on, soonest first. */
+  private fromNowOn(turn: Turn, appId: string, userId: string) {
+    return this.byUser.getKeys({ start: [appId, userId, turn.now], end: [appId, userId, HIGH_KEY] });
   }
 
   private pruneSpent(turn: Turn, appId: string, userId: string): void {
