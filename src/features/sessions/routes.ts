@@ -1,5 +1,6 @@
 import { callerUser } from '../../auth/bearer-auth.js';
-import { parseJsonBody } from '../../lib/validate.js';
+import { parseInput, parseJsonBody } from '../../lib/validate.js';
+import type { RequestContext } from '../../http/context.js';
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { Deps } from '../../deps.js';
@@ -7,6 +8,18 @@ import { existingUserId } from '../users/path-user.js';
 import { refreshSession } from './refresh.js';
 import { RefreshSchema, SignOutSchema } from './schemas.js';
 import { signOut } from './sign-out.js';
+
+/**
+ * The refresh request. A form body is OAuth's (RFC 6749 §3.2): parameters the endpoint does not know
+ * are ignored (OAuth clients send `scope`, AppAuth `redirect_uri` with every token request) and one
+ * without a value counts as omitted. A JSON body is this service's own shape, as strict as any other.
+ */
+function refreshRequest(ctx: RequestContext) {
+  const { body } = ctx;
+  if (body.kind !== 'form') return parseJsonBody(ctx, RefreshSchema);
+  const known = Object.entries(body.fields).filter(([name, value]) => value !== '' && Object.hasOwn(RefreshSchema.entries, name));
+  return parseInput(RefreshSchema, Object.fromEntries(known));
+}
 
 /** Discovery (RFC 8414), the JWKS, refresh, and both sign-out routes. */
 export function sessionRoutes(deps: Deps): Route[] {
@@ -37,7 +50,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       // JSON, or the form body OAuth clients send to a token endpoint (RFC 6749 §6).
       body: ['json', 'form'],
       async handle(ctx) {
-        const { refresh_token } = parseJsonBody(ctx, RefreshSchema);
+        const { refresh_token } = refreshRequest(ctx);
         return ok(await refreshSession(deps, refresh_token));
       },
     },
