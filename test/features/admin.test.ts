@@ -71,6 +71,31 @@ t.test('applications: create, get, list, update', async (t) => {
   t.equal(config.body.app.name, 'default', 'app-config still answers its own app');
 });
 
+t.test('an application answers created_at, updated_at and schema_updated_at, the last moving only when the schema changes', async (t) => {
+  const clock = manualClock();
+  const own = await startServer(t, { env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN }, clock });
+  const at = (step: number) => new Date(Date.parse('2026-01-01T00:00:00Z') + step * 1000).toISOString();
+  const patch = async (body: object) => {
+    clock.advance(1000);
+    const res = await own.request('PATCH', `/admin/applications/${created.id}`, { headers: admin, body });
+    t.equal(res.status, 200);
+    return res.body;
+  };
+  const schema = { fields: { nickname: { type: 'string', user_readable: true } }, allow_unknown_fields: true };
+  const created = (await own.request('POST', '/admin/applications', { headers: admin, body: { name: 'Stamps', schema } })).body;
+  t.strictSame(Object.keys(created).sort(), ['created_at', 'id', 'name', 'schema', 'schema_updated_at', 'updated_at']);
+  t.strictSame([created.created_at, created.updated_at, created.schema_updated_at], [at(0), at(0), at(0)]);
+
+  const renamed = await patch({ name: 'Stamps 2' });
+  t.strictSame([renamed.created_at, renamed.updated_at, renamed.schema_updated_at], [at(0), at(1), at(0)], 'a rename moves updated_at only');
+  const sameSchema = await patch({ schema: { allow_unknown_fields: true, fields: { nickname: { user_readable: true, type: 'string' } } } });
+  t.strictSame([sameSchema.updated_at, sameSchema.schema_updated_at], [at(2), at(0)], 'the same schema sent back, its keys in another order, is no schema change');
+  const changed = await patch({ schema: { fields: { nickname: { type: 'string' } } } });
+  t.strictSame([changed.updated_at, changed.schema_updated_at], [at(3), at(3)], 'a changed schema moves both');
+  const read = await own.request('GET', `/admin/applications/${created.id}`, { headers: admin });
+  t.strictSame(read.body, changed, 'as stored');
+});
+
 t.test('validation errors answer 400 with field_errors and store nothing', async (t) => {
   const before = server.deps.apps.list().length;
   const cases: Array<[unknown, string]> = [
