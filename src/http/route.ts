@@ -12,7 +12,7 @@ export interface Route {
   /** uWS pattern: `/applications/:app/users/:user/data`. */
   path: string;
   before?: Step[];
-  /** Body media types the route accepts; POST, PUT and PATCH default to JSON. */
+  /** Body media types the route accepts; POST, PUT, PATCH and DELETE default to JSON. */
   body?: readonly BodyKind[];
   /**
    * What the route does with a query string: `parsed` by its handler, or `ignored` (a link's
@@ -25,7 +25,8 @@ export interface Route {
   handle(ctx: RequestContext): Reply | Promise<Reply>;
 }
 
-export const METHODS_WITH_BODY: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+/** Methods whose body is read. A DELETE's must carry nothing (none, or `{}`): one it ignored would delete all the same. */
+export const METHODS_WITH_BODY: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function paramNames(path: string): string[] {
   return path

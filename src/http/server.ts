@@ -8,7 +8,7 @@ import { HttpRequestContext } from './request-context.js';
 import type { Reply } from './reply.js';
 import { METHODS_WITH_BODY, paramNames, patternRegExp, type Route, type Step } from './route.js';
 import { closeApp, listenExclusive, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
-import { NO_FIELDS, parseQuery } from '../lib/validate.js';
+import { NO_FIELDS, expectNoFields, parseQuery } from '../lib/validate.js';
 
 /** Counts the requests of the route and method it was bound to. */
 export interface RequestRecorder {
@@ -204,6 +204,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     }
     readBody?.();
     if (route.query === undefined && ctx.rawQuery !== '') parseQuery(ctx, NO_FIELDS);
+    if (route.method === 'DELETE') expectNoFields(ctx);
     return route.handle(ctx);
   }
 
