@@ -100,8 +100,9 @@ export function readJsonString(text: string): JsonRead {
   } catch (error) {
     return { problem: withoutQuotedText((error as Error).message) };
   }
-  const problem = unkeepable(value);
+  const { problem, keys } = inspected(value);
   if (problem) return { problem };
+  if (keys !== keysWritten(text)) return { problem: REPEATED_KEY };
   const loneSurrogate = findLoneSurrogate(text, value);
   return loneSurrogate ? { loneSurrogate } : { value };
 }
@@ -126,22 +127,40 @@ const TOO_DEEP = `arrays and objects nest at most ${MAX_JSON_DEPTH} levels deep`
 const OUT_OF_RANGE = 'a number is beyond the range of a double (about ±1.8e308)';
 
 /**
- * Why a parsed value cannot be taken: arrays and objects nested deeper than `MAX_JSON_DEPTH`, or a
- * number out of range; iterative, so no depth can overflow the stack.
+ * JSON.parse keeps the last of an object's repeated keys, silently; another reader (a proxy, a WAF)
+ * may keep the first, so which copy counts would be a guess, as for a repeated header or form field.
  */
-function unkeepable(value: unknown): string | undefined {
-  if (typeof value === 'number' && !Number.isFinite(value)) return OUT_OF_RANGE;
+const REPEATED_KEY = 'an object names a key more than once';
+/** A JSON string, and the `:` after it when it is an object's key (in valid JSON every `"` outside strings opens one). */
+const STRING_TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"(\s*:)?/g;
+
+/** How many object keys valid JSON `text` writes: more than its parsed value holds when a key is repeated. */
+function keysWritten(text: string): number {
+  let keys = 0;
+  for (const token of text.matchAll(STRING_TOKEN)) if (token[1] !== undefined) keys++;
+  return keys;
+}
+
+/**
+ * How many object keys a parsed value holds, or why it cannot be taken: arrays and objects nested
+ * deeper than `MAX_JSON_DEPTH`, or a number out of range; iterative, so no depth can overflow the stack.
+ */
+function inspected(value: unknown): { problem?: string; keys: number } {
+  if (typeof value === 'number' && !Number.isFinite(value)) return { problem: OUT_OF_RANGE, keys: 0 };
+  let keys = 0;
   const pending: Array<[unknown, number]> = [[value, 1]];
   while (pending.length > 0) {
     const [next, depth] = pending.pop()!;
     if (typeof next !== 'object' || next === null) continue;
-    if (depth > MAX_JSON_DEPTH) return TOO_DEEP;
-    for (const child of Array.isArray(next) ? next : Object.values(next)) {
+    if (depth > MAX_JSON_DEPTH) return { problem: TOO_DEEP, keys };
+    const children = Array.isArray(next) ? next : Object.values(next);
+    if (!Array.isArray(next)) keys += children.length;
+    for (const child of children) {
       if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
-      else if (typeof child === 'number' && !Number.isFinite(child)) return OUT_OF_RANGE;
+      else if (typeof child === 'number' && !Number.isFinite(child)) return { problem: OUT_OF_RANGE, keys };
     }
   }
-  return undefined;
+  return { keys };
 }
 
 /**
