@@ -32,6 +32,8 @@ export function sessionRoutes(deps: Deps): Route[] {
     token_endpoint_auth_methods_supported: ['none'],
     response_types_supported: [],
   };
+  // RFC 8414 §3: a client that knows only the issuer inserts the well-known string before its path.
+  const wellKnown = `/.well-known/oauth-authorization-server${new URL(base).pathname.replace(/\/$/, '')}`;
   return [
     {
       method: 'GET',
@@ -44,6 +46,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       },
     },
     { method: 'GET', path: '/hub/auth/.well-known/oauth-authorization-server', query: 'ignored', handle: () => ok(discovery) },
+    { method: 'GET', path: wellKnown, query: 'ignored', handle: () => ok(discovery) },
     {
       method: 'POST',
       path: '/hub/auth/token',

@@ -33,6 +33,19 @@ t.test('discovery document names absolute URLs under SVC_PUBLIC_URL', async (t) 
   });
 });
 
+t.test('the metadata is also where RFC 8414 §3 has a client that knows only the issuer look for it', async (t) => {
+  for (const [publicUrl, wellKnown] of [
+    ['http://svc.test', '/.well-known/oauth-authorization-server'],
+    ['https://id.example.com/base/', '/.well-known/oauth-authorization-server/base'],
+  ]) {
+    const server = await startServer(t, { env: { SVC_PUBLIC_URL: publicUrl } });
+    const res = await server.request('GET', wellKnown);
+    t.equal(res.status, 200, `${publicUrl}: ${wellKnown}`);
+    t.equal(`${new URL(res.body.issuer).origin}${wellKnown.replace('/.well-known/oauth-authorization-server', '')}`, res.body.issuer, 'the well-known string goes before the issuer\'s path');
+    t.same(res.body, (await server.request('GET', '/hub/auth/.well-known/oauth-authorization-server')).body, 'the same document');
+  }
+});
+
 t.test('an access token carries exactly the ADDENDUM §4 claims and verifies against the JWKS', async (t) => {
   const clock = manualClock();
   const server = await startServer(t, { clock });
