@@ -223,7 +223,7 @@ export class ActorRuntime {
         // An actor this turn does not hold may be mid-commit elsewhere: read what is committed.
         if (!locked.has(id)) return this.read<C>(kind, key);
         if (removed.has(id)) return undefined;
-        const resident = this.residents.get(id) ?? this.activate(kind, key);
+        const resident = this.use(id, kind, key, now);
         return resident ? viewOf<C>({ v: 0, snapshot: resident.actor.getSnapshot() }) : undefined;
       },
       create: <C>(kind: string, key: Key[], input: unknown) => {
@@ -241,15 +241,12 @@ export class ActorRuntime {
       },
       send: <C>(kind: string, key: Key[], event: Event) => {
         const id = requireLock(kind, key);
-        const resident = removed.has(id) ? undefined : (this.residents.get(id) ?? this.activate(kind, key));
+        const resident = removed.has(id) ? undefined : this.use(id, kind, key, now);
         if (!resident) throw notFound(kind, String(key[key.length - 1]));
         const before = resident.actor.getSnapshot();
         if (!before.can(event)) throw invalidTransition(stateName(before.value), event.type);
         touched.add(id);
         resident.actor.send(event);
-        resident.lastUsed = now;
-        this.residents.delete(id);
-        this.residents.set(id, resident);
         persist(kind, key, resident);
         return viewOf<C>({ v: 0, snapshot: resident.actor.getSnapshot() });
       },
@@ -299,14 +296,25 @@ export class ActorRuntime {
     return { v: def.version, snapshot: def.upgrade(stored.snapshot, stored.v) };
   }
 
-  private activate(kind: string, key: Key[]): Resident | undefined {
+  /**
+   * The actor, activated if need be, marked used at `now`: a turn that only reads it uses it too. Map
+   * order is then recency order, which the cap passivates from the front.
+   */
+  private use(id: string, kind: string, key: Key[], now: number): Resident | undefined {
+    const resident = this.residents.get(id) ?? this.activate(kind, key, now);
+    if (!resident) return undefined;
+    resident.lastUsed = now;
+    this.residents.delete(id);
+    this.residents.set(id, resident);
+    return resident;
+  }
+
+  private activate(kind: string, key: Key[], now: number): Resident | undefined {
     const stored = this.snapshots(kind).get(key);
     if (!stored) return undefined;
     const { snapshot } = this.upgrade(kind, stored);
     const actor = createActor(this.machineOf(kind), { snapshot }).start();
-    const resident: Resident = { kind, key, actor, lastUsed: this.options.clock.now() };
-    this.residents.set(actorLockKey(kind, key), resident);
-    return resident;
+    return { kind, key, actor, lastUsed: now };
   }
 
   private evict(id: string): void {
@@ -316,7 +324,7 @@ export class ActorRuntime {
     this.residents.delete(id);
   }
 
-  /** Passivates the least recently used idle actors while over the cap (Map order is activation order). */
+  /** Passivates the least recently used idle actors while over the cap (Map order is recency order, see `use`). */
   private enforceCap(): void {
     if (this.residents.size <= this.options.maxActors) return;
     for (const [id] of this.residents) {
