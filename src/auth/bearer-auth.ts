@@ -32,6 +32,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
       sessionId: claims.sid,
       tokenId: claims.jti,
       expiresAt: claims.exp * 1000,
+      userCreatedAt: signedIn!.access.createdAt,
       view: signedIn!.me,
     };
   };

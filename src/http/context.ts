@@ -22,6 +22,8 @@ export type Caller =
       sessionId: string;
       tokenId: string;
       expiresAt: number;
+      /** When the user was created (ms): tells it from an earlier user deleted under the same ID. */
+      userCreatedAt: number;
       /**
        * The user's view record as the bearer step read it (with the schema stamp its `/me` body was
        * rendered under), for the read handler to answer from; dropped when a step before it

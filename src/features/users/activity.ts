@@ -12,14 +12,22 @@ export const LAST_ACTIVE_EVERY_MS = 60_000;
 /** Remembered stamps; past this many the memory starts over (it only saves snapshot reads). */
 const REMEMBERED_LIMIT = 100_000;
 
+interface Stamp {
+  at: number;
+  createdAt: number;
+}
+
 /**
  * Stamps `meta.last_active` on authenticated `/me` calls. A call whose user was stamped less than a
  * minute ago costs one map lookup; only a stale stamp reads the snapshot and, if still stale, sends
  * `user.touch` (awaited, so the answer already shows it).
  */
 export class ActivityStamps {
-  /** appId → userId → the last stamp known to be committed (ms); nested, so no key is built per call. */
-  private readonly stamped = new Map<string, Map<string, number>>();
+  /**
+   * appId → userId → the last stamp known to be committed (ms), with the creation time of the user it
+   * is of: a user deleted and made again under its ID has no stamp yet. Nested, so no key is built per call.
+   */
+  private readonly stamped = new Map<string, Map<string, Stamp>>();
   private rememberedCount = 0;
 
   constructor(
@@ -35,15 +43,16 @@ export class ActivityStamps {
     const { appId, userId } = caller;
     const now = this.clock.now();
     const known = this.stamped.get(appId)?.get(userId);
-    if (known !== undefined && now - known < LAST_ACTIVE_EVERY_MS) return;
-    const lastActive = Date.parse(this.users.get(appId, userId)?.context.meta.last_active ?? '');
-    if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(appId, userId, lastActive);
+    if (known?.createdAt === caller.userCreatedAt && now - known.at < LAST_ACTIVE_EVERY_MS) return;
+    const meta = this.users.get(appId, userId)?.context.meta;
+    const lastActive = Date.parse(meta?.last_active ?? '');
+    if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(appId, userId, { at: lastActive, createdAt: Date.parse(meta!.created) });
     return this.touch(appId, caller).then(() => {
       // While the stamp waited for the user's lock, the user may have been deleted (and made again under
       // its ID), disabled or signed out: the body read again below must still be this caller's.
       this.users.checkCaller(appId, caller);
       caller.view = undefined;
-      this.remember(appId, userId, now);
+      this.remember(appId, userId, { at: now, createdAt: caller.userCreatedAt });
     });
   }
 
@@ -63,7 +72,7 @@ export class ActivityStamps {
     }
   }
 
-  private remember(appId: string, userId: string, at: number): void {
+  private remember(appId: string, userId: string, stamp: Stamp): void {
     if (this.rememberedCount >= REMEMBERED_LIMIT) {
       this.stamped.clear();
       this.rememberedCount = 0;
@@ -71,7 +80,7 @@ export class ActivityStamps {
     let users = this.stamped.get(appId);
     if (!users) this.stamped.set(appId, (users = new Map()));
     if (!users.has(userId)) this.rememberedCount++;
-    users.set(userId, at);
+    users.set(userId, stamp);
   }
 }
 

@@ -210,6 +210,19 @@ t.test('/me calls stamp meta.last_active at most once a minute', async (t) => {
   t.equal(server.deps.users.require(server.app.id, userId).context.meta.modified, first.body.meta.modified, 'activity is not a modification');
 });
 
+t.test('a user deleted and made again under its ID is stamped on its first /me call, though the one before was stamped within the minute', async (t) => {
+  const clock = manualClock();
+  const server = await startServerWithSchema(t, schema, { clock });
+  const { userId, token, me } = await userWithProfile(server);
+  t.ok((await server.request('GET', me, { token })).body.meta.last_active, 'the first user is stamped');
+  clock.advance(1_000);
+  t.equal((await server.request('DELETE', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app })).status, 204);
+  const again = await tokenFor(server, { user_id: userId });
+  const answer = await server.request('GET', me, { token: again.token });
+  t.equal(answer.status, 200);
+  t.equal(answer.body.meta.last_active, new Date(clock.now()).toISOString(), 'the new user is stamped at its first call');
+});
+
 t.test('a /me write refused by its rate limit (429) does not stamp meta.last_active', async (t) => {
   const clock = manualClock();
   // One write per 100 s: a minute later the bucket is still empty, though the stamp is due again.
