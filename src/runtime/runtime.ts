@@ -333,7 +333,12 @@ export class ActorRuntime {
     }
   }
 
-  /** Passivates the actors idle for `idleMs`, a slice per event-loop turn so requests are answered in between. */
+  /**
+   * Passivates the actors idle for `idleMs`, a slice per event-loop turn so requests are answered in
+   * between. The walk ends at the first actor used since the cutoff: Map order is recency order, so
+   * the rest were used later (a clock stepped back only delays theirs), and a large resident set is
+   * not walked whole every sweep.
+   */
   passivateIdle(): void {
     // A call while the rest of a sweep waits takes its place.
     if (this.sweepRest) clearImmediate(this.sweepRest);
@@ -342,7 +347,8 @@ export class ActorRuntime {
     const slice = this.options.passivationSlice ?? PASSIVATION_SLICE;
     let evicted = 0;
     for (const [id, resident] of this.residents) {
-      if (resident.lastUsed > cutoff || this.locks.isHeld(id)) continue;
+      if (resident.lastUsed > cutoff) return;
+      if (this.locks.isHeld(id)) continue;
       this.evict(id);
       if (++evicted < slice) continue;
       this.sweepRest = setImmediate(() => this.passivateIdle());
