@@ -222,7 +222,7 @@ const templates: Template[] = [
     setup: async () => {
       const made = await ok(server.request('POST', '/hub/auth/magic', { app, body: { verification_type: 'email', data: { email: `r${++serial}@example.com` } } }), 'link');
       const signedIn = await ok(server.request('GET', linkPath(made.link)), 'redeem');
-      return { headers: [], params: {}, body: { refresh_token: signedIn.refresh_token, grant_type: 'refresh_token' } };
+      return { headers: [], params: {}, body: { refresh_token: signedIn.refresh_token, grant_type: 'refresh_token', client_id: 'web' } };
     },
   },
   {
@@ -388,6 +388,14 @@ function bodyEdits(template: Template, body: unknown): BodyEdit[] {
       for (const [added, refuse] of keys) {
         found.push({ label: `${at} gains key ${JSON.stringify(added).slice(0, 20)}`, refuse, path, edit: (v, p) => withKey(v, p, added, '{"x":1}') });
       }
+      // Keys no caller of the route may write: reserved attribute namespaces (the brand's is the app's), another user ID.
+      const reserved: Array<[string, string, boolean]> =
+        at === 'attributes'
+          ? [['svc:x', '["a"]', template.path.startsWith('/me')], ['SVC:app_variants', '["a"]', template.path.startsWith('/me')], ['system:x', '["a"]', true], ['Svc:x', 'null', false]]
+          : at === 'data'
+            ? [['user_id', '"someone-else"', true], ['svc_user', '"x"', true]]
+            : [];
+      for (const [added, raw, refuse] of reserved) found.push({ label: `${at}.${added} = ${raw}`, refuse, path, edit: (v, p) => withKey(v, p, added, raw) });
       const placeholder = JSON.stringify('\u0002key\u0002');
       found.push({
         label: `${at} gains a key that is not UTF-8`, refuse: true, path,
@@ -404,9 +412,36 @@ function bodyEdits(template: Template, body: unknown): BodyEdit[] {
 /** A text part of a multipart body: JSON, but a string as itself where the route reads text (a string field's `value`). */
 const partText = (template: Template, value: unknown) => (typeof value === 'string' && template.textValue ? value : JSON.stringify(value));
 
+/** Whether `value` has something at `path`. */
+const reaches = (value: unknown, path: Path): boolean =>
+  path.length === 0 || (!!value && typeof value === 'object' && Object.hasOwn(value, path[0]) && reaches((value as any)[path[0]], path.slice(1)));
+
+/**
+ * Each edit made beside one that may pass, elsewhere in the body (picked by position, so the same
+ * edits pair up on a fresh target): a refused request is refused whole, an accepted one keeps both.
+ */
+function pairedEdits(edits: BodyEdit[], body: unknown): BodyEdit[] {
+  const passing = edits.filter((e) => !e.refuse && !e.jsonOnly && e.path.length > 0);
+  const pairs: BodyEdit[] = [];
+  edits.forEach((second, i) => {
+    const first = passing[(i * 7) % Math.max(1, passing.length)];
+    if (!first || second.path.length === 0 || under(second.path, [dotted(first.path)]) || under(first.path, [dotted(second.path)])) return;
+    let edited: unknown;
+    try {
+      edited = JSON.parse(first.edit(body, first.path).toString('utf8'));
+    } catch {
+      return;
+    }
+    if (!reaches(edited, second.path)) return;
+    pairs.push({ ...second, label: `${second.label}, and ${first.label}`, jsonOnly: true, edit: (_v, p) => second.edit(edited, p) });
+  });
+  return pairs;
+}
+
 function bodyMutations(template: Template, body: unknown): Mutation[] {
   const found: Mutation[] = [];
-  for (const { label, refuse, path, edit, jsonOnly } of bodyEdits(template, body)) {
+  const edits = bodyEdits(template, body);
+  for (const { label, refuse, path, edit, jsonOnly } of [...edits, ...pairedEdits(edits, body)]) {
     found.push({ label, refuse, body: edit(body, path) });
     // The same change in the multipart form of the body, where each top-level field is a part.
     if (!template.multipart || jsonOnly || path.length === 0 || (path.length === 1 && template.textValue)) continue;
@@ -486,6 +521,15 @@ function otherMutations(template: Template, target: Target): Mutation[] {
       : [
           ['an image part that is no image', true, filePart('avatar', 'image/png', Buffer.from('not an image'))],
           ['an image part of 100 000 × 100 000 pixels', true, filePart('avatar', 'image/png', pngHeader(100_000, 100_000))],
+          ['an image part cut in half', true, filePart('avatar', 'image/png', tinyPng.subarray(0, tinyPng.length >> 1))],
+          ['an empty image part', true, filePart('avatar', 'image/png', Buffer.alloc(0))],
+          ['an image part of 0 × 0 pixels', true, filePart('avatar', 'image/png', pngHeader(0, 0))],
+          ['an image part that is a JPEG header alone', true, filePart('avatar', 'image/jpeg', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0]))],
+          ['a GIF header of 65 535 × 65 535 pixels', true, filePart('avatar', 'image/gif', Buffer.concat([Buffer.from('GIF89a'), Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0])]))],
+          ['a TIFF header alone', true, filePart('avatar', 'image/tiff', Buffer.from([0x49, 0x49, 0x2a, 0, 8, 0, 0, 0]))],
+          ['a valid image labelled as text', true, filePart('avatar', 'text/plain', tinyPng)],
+          ['a valid image labelled as no image', true, filePart('avatar', 'application/octet-stream', tinyPng)],
+          ['a valid image', false, filePart('avatar', 'image/webp', tinyPng)],
           ['an SVG image part', true, filePart('avatar', 'image/svg+xml', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'))],
           ['a file part whose content type is no media type', true, filePart('contract', 'not a type', Buffer.from('x'))],
           ['a file part for a string field', true, filePart('nickname', 'text/plain', Buffer.from('x'))],
