@@ -98,6 +98,10 @@ async function groupScene() {
   return { owner, member, invitee, outsider, group, memberId: added.id as string, invite: invited.invitation.id as string };
 }
 
+// A member and an invite of another group of the app, for paths that pair them with the wrong group.
+const elsewhere = await groupScene();
+const ofAnotherGroup: Record<string, string> = { member: elsewhere.memberId, invite: elsewhere.invite };
+
 interface Target {
   params: Record<string, string>;
   headers: string[];
@@ -253,6 +257,8 @@ interface Mutation {
   extraHeaders?: string[];
   /** The body as sent; `undefined` keeps the valid one. */
   body?: Buffer;
+  /** Framed in small chunks (`transfer-encoding: chunked`) instead of by `content-length`. */
+  chunked?: true;
 }
 
 type Path = (string | number)[];
@@ -490,6 +496,8 @@ function otherMutations(template: Template, target: Target): Mutation[] {
     for (const [contentType, refuse] of contentTypes) found.push({ label: `content-type ${contentType ?? 'missing'}`, refuse, contentType });
     found.push({ label: 'content-type given twice', refuse: true, extraHeaders: ['content-type: application/json'] });
     found.push({ label: 'a content coding', refuse: true, extraHeaders: ['content-encoding: gzip'] });
+    found.push({ label: 'the body in chunks', refuse: false, chunked: true });
+    found.push({ label: 'an array body in chunks', refuse: true, chunked: true, body: Buffer.from(`[${JSON.stringify(target.body)}]`) });
     if (form) {
       const token = encodeURIComponent((target.body as { refresh_token: string }).refresh_token);
       const forms: Array<[string, boolean, Buffer]> = [
@@ -566,6 +574,7 @@ function otherMutations(template: Template, target: Target): Mutation[] {
       ['with a space after it', `${target.params[param]}%20`, true],
     ];
     if (target.foreign?.[param]) candidates.push(['of another kind or app', target.foreign[param], !creates]);
+    if (ofAnotherGroup[param]) candidates.push(['of another group', ofAnotherGroup[param], true]);
     for (const [what, value, refuse] of candidates) {
       found.push({ label: `:${param} ${what}`, refuse, params: { ...target.params, [param]: value } });
     }
@@ -622,6 +631,15 @@ async function readBackProblem(template: Template, params: Record<string, string
   return canonical(stored) === canonical(answer) ? undefined : `reading it back answers another body: ${canonical(stored).slice(0, 400)}`;
 }
 
+function inChunks(body: Buffer, size: number): Buffer {
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < body.length; at += size) {
+    const chunk = body.subarray(at, at + size);
+    chunks.push(Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n'));
+  }
+  return Buffer.concat([...chunks, Buffer.from('0\r\n\r\n')]);
+}
+
 function send(template: Template, target: Target, mutation: Mutation): Promise<RawResponse> {
   const params = mutation.params ?? target.params;
   const path = template.path.replace(/:([a-z_]+)/g, (_m, name: string) => params[name]);
@@ -633,10 +651,10 @@ function send(template: Template, target: Target, mutation: Mutation): Promise<R
     'connection: close',
     ...(mutation.headers ?? target.headers),
     ...(contentType === null ? [] : [`content-type: ${contentType}`]),
-    `content-length: ${body.length}`,
+    mutation.chunked ? 'transfer-encoding: chunked' : `content-length: ${body.length}`,
     ...(mutation.extraHeaders ?? []),
   ].join('\r\n');
-  return rawRequest(server.port, `${head}\r\n\r\n`, body);
+  return rawRequest(server.port, `${head}\r\n\r\n`, mutation.chunked ? inChunks(body, 7) : body);
 }
 
 const started = Date.now();
