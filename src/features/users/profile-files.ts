@@ -173,11 +173,13 @@ export class ProfileFiles {
    */
   private readonly undrawable = new Map<string, string>();
 
-  /** A WebP thumbnail within the size's square, made once per file and cached. */
-  async preview(appId: string, userId: string, field: string, size: PreviewSize): Promise<{ bytes: Uint8Array; contentType: string } | undefined> {
-    const file = this.read(appId, userId, field);
-    if (!file) return undefined;
-    const key: Key = [appId, userId, field, size];
+  /** A WebP thumbnail of `file` (as just read from `where`) within the size's square, made once per file and cached. */
+  async preview(
+    where: { appId: string; userId: string; field: string },
+    file: StoredFile,
+    size: PreviewSize,
+  ): Promise<{ bytes: Uint8Array; contentType: string }> {
+    const key: Key = [where.appId, where.userId, where.field, size];
     const cached = this.previews.get(key);
     if (cached && cached.sha256 === file.sha256) return { bytes: cached.bytes, contentType: PREVIEW_TYPE };
     const known = this.undrawable.get(bytesId(file));

@@ -1,6 +1,7 @@
 import { notFound, validationError } from '../../lib/errors.js';
 import { jsonBytes, ok, type Reply } from '../../http/reply.js';
 import type { FieldSpec } from '../applications/schemas.js';
+import type { FileDescriptor } from './profile-change.js';
 import { holdsFile, isMediaType, isServedImageType, type PreviewSize, type ProfileFiles } from './profile-files.js';
 
 /** A profile's prepared bytes as the answer; 404 `E_USER_NOT_FOUND` when there are none. */
@@ -28,18 +29,17 @@ export async function fieldReply(
   if (preview !== undefined && spec?.type !== 'image') {
     throw validationError({ preview: ['previews exist for image fields only'] });
   }
-  if (!holdsFile(spec, value)) {
-    // A value stored before the field became an image field: no file, so no picture to draw.
+  const file = holdsFile(spec, value) ? files.read(appId, userId, field) : undefined;
+  // A value stored before the field held files (a text, or JSON of a file's shape whose bytes were never
+  // stored) is no file: answered as it is, and no picture to draw.
+  if (!file || file.sha256 !== (value as FileDescriptor).sha256) {
     if (preview !== undefined) throw validationError({ preview: ['the field holds no stored file'] });
     return ok({ value });
   }
   if (preview !== undefined) {
-    const thumbnail = await files.preview(appId, userId, field, preview);
-    if (!thumbnail) throw notFound('field', field);
+    const thumbnail = await files.preview({ appId, userId, field }, file, preview);
     return { status: 200, bytes: thumbnail.bytes, contentType: thumbnail.contentType, headers: FILE_HEADERS };
   }
-  const file = files.read(appId, userId, field);
-  if (!file) throw notFound('field', field);
   return {
     status: 200,
     bytes: file.bytes,

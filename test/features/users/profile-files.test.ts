@@ -263,6 +263,25 @@ t.test('a text field turned into an image field: its value is no file to preview
   t.same(value.body, { value: 'hello' }, 'without a preview the value is answered as it is');
 });
 
+t.test("an object field turned into an image field: a JSON value of a file's shape kept from before is no file either", async (t) => {
+  const withPrefs = { ...schema, fields: { ...schema.fields, prefs: { type: 'object' as const, user_readable: true, user_writable: true } } };
+  const server = await startServerWithSchema(t, withPrefs);
+  const appId = server.app.id;
+  const { userId, token } = await tokenFor(server, { email: 'kept-shape@example.com' });
+  const lookalike = { content_type: 'image/png', size: 1, sha256: '0'.repeat(64) };
+  t.equal((await server.request('PATCH', `/me/applications/${appId}/data`, { token, body: { data: { prefs: lookalike } } })).status, 200);
+  await server.deps.apps.update(appId, { schema: { ...withPrefs, fields: { ...withPrefs.fields, prefs: { type: 'image', user_readable: true } } } });
+  for (const base of [`/applications/${appId}/users/${userId}/data`, `/me/applications/${appId}/data`]) {
+    const caller = base.startsWith('/me') ? { token } : { app: server.app };
+    const value = await server.request('GET', `${base}/fields/prefs`, caller);
+    t.equal(value.status, 200, `${base}: ${value.text}`);
+    t.same(value.body, { value: lookalike }, 'the value is answered as it is, as a text kept from before is');
+    const preview = await server.request('GET', `${base}/fields/prefs?preview=small`, caller);
+    t.equal(preview.status, 400, preview.text);
+    t.same(preview.body.field_errors, { preview: ['the field holds no stored file'] });
+  }
+});
+
 t.test('an upload whose content type is no media type is refused: it would go back out as a response header', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const base = `/applications/${server.app.id}/users/f6/data`;
