@@ -23,7 +23,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
     const caller = callerUser(ctx);
     const { appId, userId } = caller;
     parseQuery(ctx, UpsertQuerySchema);
-    await service.write(appId, userId, (schemaOf) => readProfileChange(ctx.body, schemaOf, 'user'), { writer: 'user', mode, caller });
+    await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'user', precheck), { writer: 'user', mode, caller });
     return profile(appId, userId);
   };
 

@@ -50,7 +50,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     const appId = ctx.params.app;
     parseQuery(ctx, UpsertQuerySchema);
     const userId = writeTarget(ctx);
-    await service.write(appId, userId, (schemaOf) => readProfileChange(ctx.body, schemaOf, 'app'), { writer: 'app', mode, create: true });
+    await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'app', precheck), { writer: 'app', mode, create: true });
     return profile(appId, userId);
   };
 

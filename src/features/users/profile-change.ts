@@ -41,6 +41,12 @@ export interface ProfileChange {
 /** The app's schema as it is now: a body's reading asks for it only where it depends on it. */
 export type SchemaOf = () => AppSchema;
 
+/**
+ * Throws every problem of a change found against the committed profile: a multipart body's reading
+ * calls it before decoding its images (up to 50 MP each), whose descriptors it does not know yet.
+ */
+export type Precheck = (change: ProfileChange) => void;
+
 export interface ChangeRules {
   schema: AppSchema;
   writer: Writer;

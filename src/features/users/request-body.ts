@@ -4,7 +4,17 @@ import { readJsonString, readJsonText, type JsonRead } from '../../http/body.js'
 import { isPlainObject, shownPath } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from '../applications/schemas.js';
-import { isFileField, mayWrite, NOT_WRITABLE, updateFailed, type ProfileChange, type SchemaOf, type Upload, type Writer } from './profile-change.js';
+import {
+  isFileField,
+  mayWrite,
+  NOT_WRITABLE,
+  updateFailed,
+  type Precheck,
+  type ProfileChange,
+  type SchemaOf,
+  type Upload,
+  type Writer,
+} from './profile-change.js';
 import { prepareUpload } from './profile-files.js';
 
 const JSON_PARTS = new Set(['data', 'attributes']);
@@ -32,9 +42,9 @@ function collector() {
  * `{data, attributes}` of a profile write from a JSON body, or from multipart parts: `data` and
  * `attributes` hold JSON text, a part named after an `image`/`file` field holds its file. Images are
  * decoded last (up to 50 MP each): a body refused by any other check of it, the writer's rights among
- * them, costs no decode.
+ * them (`precheck` runs the change rules on the rest of it), costs no decode.
  */
-export async function readProfileChange(body: ParsedBody, schemaOf: SchemaOf, writer: Writer): Promise<ProfileChange> {
+export async function readProfileChange(body: ParsedBody, schemaOf: SchemaOf, writer: Writer, precheck: Precheck): Promise<ProfileChange> {
   const { errors, complain, throwIfAny } = collector();
   const files: Record<string, Upload> = {};
   const parts: { name: string; part: FilePart; spec: FieldSpec }[] = [];
@@ -78,19 +88,27 @@ export async function readProfileChange(body: ParsedBody, schemaOf: SchemaOf, wr
     if (shape[key] !== undefined && !isPlainObject(shape[key])) complain(key, 'must be an object');
   }
   throwIfAny();
+  const change: ProfileChange = {
+    data: shape.data as Record<string, unknown> | undefined,
+    attributes: shape.attributes as Record<string, unknown> | undefined,
+    files,
+    ...(readBy && { readBy }),
+  };
+  if (parts.length > 0) precheck({ ...change, files: Object.fromEntries(parts.map(({ name, part }) => [name, undecoded(part)])) });
   for (const { name, part, spec } of parts) {
     const upload = await prepareUpload(part, spec);
     if (typeof upload === 'string') complain(name, upload);
     else files[name] = upload;
   }
   throwIfAny();
-  return {
-    data: shape.data as Record<string, unknown> | undefined,
-    attributes: shape.attributes as Record<string, unknown> | undefined,
-    files,
-    ...(readBy && { readBy }),
-  };
+  return change;
 }
+
+/**
+ * A file part as a precheck sees it: its type and digest are known once it is decoded, so they count
+ * for nothing in the profile's size there (the turn checks the real descriptor).
+ */
+const undecoded = (part: FilePart): Upload => ({ descriptor: { content_type: '', size: part.data.length, sha256: '' }, bytes: part.data });
 
 /**
  * The change of one field from `{value}` in JSON, or a multipart part `value`: text (read by the

@@ -2,12 +2,14 @@ import { notFound } from '../../lib/errors.js';
 import { jsonEqual } from '../../lib/json-equal.js';
 import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../../machines/user.machine.js';
+import type { AppSchema } from '../applications/schemas.js';
 import { USER_KIND, userKey, userLock } from './directory.js';
 import {
   applyProfileChange,
   checkRequiredFields,
   namesUnreadableField,
   type ChangeMode,
+  type Precheck,
   type ProfileChange,
   type SchemaOf,
   type Writer,
@@ -41,12 +43,18 @@ export class ProfileService {
   async write(
     appId: string,
     userId: string,
-    read: (schemaOf: SchemaOf) => Promise<ProfileChange>,
+    read: (schemaOf: SchemaOf, precheck: Precheck) => Promise<ProfileChange>,
     options: WriteOptions,
   ): Promise<void> {
     const schemaOf = () => this.deps.apps.require(appId).schema;
+    // The write's turn checks again: the profile may change meanwhile. A user that is absent and not to
+    // be created is the turn's 404.
+    const precheck = (change: ProfileChange) => {
+      const current = this.deps.users.get(appId, userId);
+      if (current || options.create) this.nextProfile(current?.context, change, change.readBy ?? schemaOf(), userId, options);
+    };
     for (;;) {
-      const change = await read(schemaOf);
+      const change = await read(schemaOf, precheck);
       // Read again only if read by a schema that a change replaced before the write's turn: rare.
       if (await this.writeInTurn(appId, userId, change, schemaOf, options)) return;
     }
@@ -60,30 +68,35 @@ export class ProfileService {
     schemaOf: SchemaOf,
     options: WriteOptions,
   ): Promise<boolean> {
-    const { users, runtime, config } = this.deps;
-    const { writer, mode } = options;
+    const { users, runtime } = this.deps;
     return runtime.run([userLock(appId, userId)], (turn) => {
       // The app record's cached schema: the same object for as long as the record is unchanged.
       const schema = schemaOf();
       if (change.readBy !== undefined && change.readBy !== schema) return false;
-      const rules = { schema, writer, mode, userId, reservedNamespace: config.names.reservedNamespace };
       const current = options.caller ? users.requireCaller(turn, appId, options.caller) : turn.get<UserContext>(USER_KIND, userKey(appId, userId));
       if (!current && !options.create) throw notFound('user', userId);
       const before = current?.context ?? { data: {}, attributes: {} };
-      const next = applyProfileChange(before, change, rules);
+      const next = this.nextProfile(current?.context, change, schema, userId, options);
       const unchanged =
-        jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes) && !namesUnreadableField(change, schema, writer);
+        jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes) && !namesUnreadableField(change, schema, options.writer);
       // A write that changes nothing is no event: `meta.modified` keeps meaning "last changed".
       if (current && !unchanged) {
         users.update(turn, appId, userId, next);
       } else if (!current) {
-        checkRequiredFields(schema, next.data);
         users.create(turn, { appId, id: userId, data: next.data, attributes: next.attributes });
       }
       // Even unchanged: a value kept from before its field held files may describe an upload it never stored.
       this.files.stage(turn, appId, userId, before.data, next.data, change.files);
       return true;
     });
+  }
+
+  /** `data` and `attributes` after `change`, or 400 with every problem of it; a profile that a write creates starts whole. */
+  private nextProfile(current: UserContext | undefined, change: ProfileChange, schema: AppSchema, userId: string, options: WriteOptions) {
+    const rules = { schema, writer: options.writer, mode: options.mode, userId, reservedNamespace: this.deps.config.names.reservedNamespace };
+    const next = applyProfileChange(current ?? { data: {}, attributes: {} }, change, rules);
+    if (!current) checkRequiredFields(schema, next.data);
+    return next;
   }
 
   /** Moves the user to `state`; asking for the state it is in changes nothing. */

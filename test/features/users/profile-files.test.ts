@@ -581,6 +581,31 @@ t.test('a stored file that fails to decode is decoded once: later preview reques
   }
 });
 
+t.test("a multipart write's data part is checked before its images are decoded: a body refused by it reports no problem of its images", async (t) => {
+  const server = await startServerWithSchema(t, {
+    fields: { ...schema.fields, tier: { type: 'string' as const, user_readable: true }, motto: { type: 'string' as const, required: true } },
+    allow_unknown_fields: false,
+  });
+  const appId = server.app.id;
+  const { token } = await tokenFor(server, { email: 'order@example.com' });
+  // Decoded, these bytes would be refused as no readable image.
+  const unreadable = { bytes: Buffer.from('not an image at all'), type: 'image/png' };
+  const me = await server.request('PATCH', `/me/applications/${appId}/data`, {
+    token,
+    rawBody: form({ data: JSON.stringify({ tier: 'gold', nickname: 5 }), avatar: unreadable }),
+  });
+  t.equal(me.status, 400, me.text);
+  t.same(me.body.field_errors, { tier: ['not writable by the user'], nickname: ['must be a string'] }, 'the rights and types of data, not the image');
+  const created = await server.request('PUT', `/applications/${appId}/users/order-new/data`, {
+    app: server.app,
+    rawBody: form({ data: JSON.stringify({ nickname: 'n' }), avatar: unreadable }),
+  });
+  t.equal(created.status, 400, created.text);
+  t.same(created.body.field_errors, { motto: ['is required'] }, 'a profile the write would create is checked whole first');
+  const valid = await server.request('PATCH', `/me/applications/${appId}/data`, { token, rawBody: form({ data: JSON.stringify({ nickname: 'n' }), avatar: unreadable }) });
+  t.same(valid.body.field_errors, { avatar: ['is not a readable image'] }, 'the image is decoded once the rest passes');
+});
+
 t.test('a /me upload to an image field the user may not write is refused before anything is decoded', async (t) => {
   const server = await startServerWithSchema(t, {
     fields: { ...schema.fields, badge: { type: 'image' as const, user_readable: true } },
