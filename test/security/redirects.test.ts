@@ -3,6 +3,7 @@ import { startServer } from '../helpers/server.js';
 import { person, groupOf, platform } from '../features/groups/helpers.js';
 import { linkPath, registerRedirects, requestLink } from '../helpers/sign-in.js';
 import { storeDigest } from '../helpers/store-digest.js';
+import { tokenKey } from '../../src/lib/secrets.js';
 
 // Each route that stores a location refuses the forms a URL parser reads as another origin.
 t.test('locations given to links, invites and OIDC clients are refused when a parser would read them as elsewhere', async (t) => {
@@ -93,4 +94,29 @@ t.test('a link whose location its app no longer registers is answered in JSON, n
   t.equal(redeemed.headers.get('location'), null);
   t.equal(redeemed.body.redirect_url, 'https://app.example/in');
   t.type(redeemed.body.access_token, 'string', 'the sign-in itself still works');
+});
+
+t.test('a link stored with a user name or password in its location, from before that was refused, is answered in JSON, never followed', async (t) => {
+  const server = await startServer(t);
+  const client = await registerRedirects(server, { allowed_origins: ['https://app.example'], redirect_uris: ['https://app.example/cb'] });
+  // What a client and its links stored before the userinfo rule may hold: a registered origin as user name goes to evil.example.
+  const clients = server.deps.store.db<any>('oidc_clients');
+  const key = [server.app.id, client.id];
+  const legacyUri = 'https://app.example@evil.example/cb';
+  await server.deps.store.commit(() => clients.put(key, { ...clients.get(key), config: { ...clients.get(key).config, redirect_uris: [legacyUri] } }));
+  const links = server.deps.store.db<any>('magic_links');
+  const legacyLink = async (email: string, redirectUrl: string) => {
+    const made = await requestLink(server, email, { redirect_url: 'https://app.example/in' });
+    t.equal(made.status, 200);
+    const ref = tokenKey(server.deps.pepper, linkPath(made.body.link).split('/').pop()!);
+    await server.deps.store.commit(() => links.put(ref, { ...links.get(ref), redirectUrl }));
+    return linkPath(made.body.link);
+  };
+  for (const url of [legacyUri, 'https://ada:hunter2@app.example/in']) {
+    const redeemed = await server.request('GET', await legacyLink(`${url.length}@example.com`, url), { headers: { accept: 'text/html' } });
+    t.equal(redeemed.status, 200, `${url} is not followed`);
+    t.equal(redeemed.headers.get('location'), null);
+    t.equal(redeemed.body?.redirect_url, url);
+    t.type(redeemed.body?.access_token, 'string', 'the sign-in itself still works');
+  }
 });

@@ -1,6 +1,6 @@
 import { randomToken } from '../../lib/ids.js';
 import { limitReached, validationError } from '../../lib/errors.js';
-import { isAbsoluteHttpUrl, isLocalPath } from '../../lib/urls.js';
+import { isAbsoluteHttpUrl, isLocalPath, withoutUserinfo } from '../../lib/urls.js';
 import type { RegisteredRedirects } from '../oidc-clients/registered-redirects.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import { tokenKey } from '../../lib/secrets.js';
@@ -96,11 +96,12 @@ export class MagicLinks {
 
   /**
    * Whether a redeemed link of `appId` may send its browser to `url`: a path on this service (invites
-   * only), or a place one of the app's OIDC clients registered. Asked again on redemption, so a place
-   * the app has since unregistered, or a link made before this rule, is answered in JSON, never followed.
+   * only), or a place one of the app's OIDC clients registered, with no user name or password. Asked
+   * again on redemption, so a place the app has since unregistered, or a link (or client) stored before
+   * these rules, is answered in JSON, never followed.
    */
   mayRedirect(appId: string, url: string): boolean {
-    return isLocalPath(url) || (isAbsoluteHttpUrl(url) && this.redirects.includes(appId, url));
+    return withoutUserinfo(url) && (isLocalPath(url) || (isAbsoluteHttpUrl(url) && this.redirects.includes(appId, url)));
   }
 
   /** 400 `E_VALIDATION` on `redirect_url` unless a link of `appId` may send its browser to `url` (`mayRedirect`). */
