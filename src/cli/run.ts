@@ -20,7 +20,11 @@ function usage(): string {
 }
 
 function parseCommandArgs(name: string, command: Command, rest: string[]) {
-  const { values, positionals } = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true });
+  const { values, positionals, tokens } = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true, tokens: true });
+  // parseArgs keeps the last copy of an option given twice; which one the operator meant would be a guess.
+  const given = tokens.flatMap((token) => (token.kind === 'option' ? [token.name] : []));
+  const repeated = given.find((option, i) => given.indexOf(option) !== i);
+  if (repeated !== undefined) throw new UsageError(`--${repeated} is given more than once`);
   const expected = command.positionals ?? [];
   if (positionals.length !== expected.length) {
     throw new UsageError(`${name} takes ${expected.length ? expected.join(' ') : 'no arguments'} (got ${positionals.length})`);

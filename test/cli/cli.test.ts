@@ -41,6 +41,10 @@ t.test('bad calls fail with a clear message and change nothing', async (t) => {
     [['credential', 'create', '--app', 'app_nope'], 1, /application "app_nope" not found/],
     [['credential', 'revoke', '--app', 'app_nope'], 2, /needs --key/],
     [['backup'], 2, /takes FILE/],
+    // Which copy counts would be a guess: `--key K1 --key K2` would revoke K2 alone.
+    [['app', 'create', '--name', 'X', '--name', 'Y'], 2, /--name is given more than once/],
+    [['credential', 'revoke', '--app', 'app_nope', '--key', 'key_a', '--key', 'key_b'], 2, /--key is given more than once/],
+    [['keys', 'rotate', '--revoke', '--revoke'], 2, /--revoke is given more than once/],
     [['frobnicate'], 2, /Unknown command/],
   ];
   for (const [args, code, message] of cases) {
