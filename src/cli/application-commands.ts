@@ -1,19 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { parseInput } from '../lib/validate.js';
+import { readJsonText } from '../http/body.js';
 import { CreateAppSchema } from '../features/applications/schemas.js';
 import { shownApp } from '../features/applications/store.js';
 import { asJson, UsageError, type Command } from './command.js';
 import { withServices } from './services.js';
 
+/** Read as a JSON body is over HTTP (the admin API takes the same schema): a repeated key is refused, not taken last. */
 async function readJsonFile(path: string): Promise<unknown> {
-  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+  const bytes = await readFile(path).catch((error: NodeJS.ErrnoException) => {
     throw new UsageError(`Cannot read ${path}: ${error.code ?? error.message}`);
   });
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${path} is not valid JSON: ${(error as Error).message}`);
-  }
+  const read = readJsonText(bytes);
+  if ('value' in read) return read.value;
+  const problem = 'problem' in read ? read.problem : `${read.loneSurrogate.path.join('.')}: ${read.loneSurrogate.problem}`;
+  throw new UsageError(`${path} is not valid JSON: ${problem}`);
 }
 
 export const appCreate: Command = {
