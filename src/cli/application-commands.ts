@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseInput } from '../lib/validate.js';
-import { readJsonText } from '../http/body.js';
+import { readJsonText } from '../lib/json-text.js';
 import { CreateAppSchema } from '../features/applications/schemas.js';
 import { shownApp } from '../features/applications/store.js';
 import { asJson, UsageError, type Command } from './command.js';

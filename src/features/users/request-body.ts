@@ -1,6 +1,6 @@
 import { addFieldError, shownKey, type FieldErrors } from '../../lib/errors.js';
 import type { FilePart, ParsedBody } from '../../http/context.js';
-import { readJsonString, readJsonText, type JsonRead } from '../../http/body.js';
+import { readJsonString, readJsonText, type JsonRead } from '../../lib/json-text.js';
 import { isPlainObject, shownPath } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import { fieldSpec } from '../applications/schemas.js';
