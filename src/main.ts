@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     throw error;
   });
   if (created) {
-    // Printed once, to the terminal only: the secret is never logged or stored in clear.
+    // Printed once, never logged or stored in clear; standard output is also the logs' (API.md says what to do where a collector keeps it).
     process.stdout.write(
       [
         'Created the default application. Keep its secret now: it is not shown again.',
