@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     throw error;
   });
   if (created) {
-    // Printed once, never logged or stored in clear; standard output is also the logs' (API.md says what to do where a collector keeps it).
+    // Printed once, in plain lines beside the JSON logs on standard output; never stored in clear (API.md: a collector keeping standard output keeps it too, and what to do then).
     process.stdout.write(
       [
         'Created the default application. Keep its secret now: it is not shown again.',
