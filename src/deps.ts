@@ -13,6 +13,7 @@ import type { Step } from './http/route.js';
 import type { GroupsCore } from './features/groups/core.js';
 import type { SessionStore } from './features/sessions/session-store.js';
 import type { MagicLinks } from './features/magic-links/link-store.js';
+import type { RegisteredRedirects } from './features/oidc-clients/registered-redirects.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -33,6 +34,8 @@ export interface Deps {
   sessions: SessionStore;
   /** Magic links; `magicLinks.purposes` is where features register what their links do on redemption. */
   magicLinks: MagicLinks;
+  /** The places an app's links may send the browser to: told of every committed change to its OIDC clients. */
+  redirects: RegisteredRedirects;
   /** The `/me` authentication step. */
   requireUser: Step;
   /** The platform authentication step (app key and secret). */

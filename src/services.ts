@@ -74,7 +74,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       stopTimers.push(() => accessTokens.stop());
     }
     const sessions = new SessionStore(store, pepper, config.accessTokenTtlSeconds * 1000);
-    const magicLinks = new MagicLinks(store, pepper, config.publicUrl, new RegisteredRedirects(store), sessions, new LinkPurposes());
+    const redirects = new RegisteredRedirects(store);
+    const magicLinks = new MagicLinks(store, pepper, config.publicUrl, redirects, sessions, new LinkPurposes());
     const groups = createGroupsCore({ store, runtime, users, profiles, magicLinks, config });
     registerGroupLinkPurposes(magicLinks.purposes, groups);
     const metrics = createMetrics();
@@ -99,6 +100,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       accessTokens,
       sessions,
       magicLinks,
+      redirects,
       // Activity is stamped only on calls the rate limit let through.
       requireUser: withActivity(
         thenLimit(requireUser(accessTokens, profiles, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>

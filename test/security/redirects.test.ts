@@ -120,3 +120,41 @@ t.test('a link stored with a user name or password in its location, from before 
     t.type(redeemed.body?.access_token, 'string', 'the sign-in itself still works');
   }
 });
+
+t.test("a client's change counts for the very next link: the places a link may go to are never read stale", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const link = (email: string, redirect_url: string) => requestLink(server, email, { redirect_url });
+  const redeem = (made: { body: { link: string } }) => server.request('GET', linkPath(made.body.link), { headers: { accept: 'text/html' } });
+  const client = await registerRedirects(server, { redirect_uris: ['https://app.example/cb'] });
+  const atCb = await link('ada@example.com', 'https://app.example/cb');
+  t.equal(atCb.status, 200, 'the places are read (and kept)');
+  t.equal((await link('bob@example.com', 'https://app.example/new')).status, 400);
+
+  const config = (c: object) => api.put(`/oidc-clients/${client.id}`, { config: c });
+  t.equal((await config({ redirect_uris: ['https://app.example/new'] })).status, 200);
+  t.equal((await link('bob@example.com', 'https://app.example/new')).status, 200, 'a redirect_uri just added');
+  t.equal((await link('cat@example.com', 'https://app.example/cb')).status, 400, 'a redirect_uri just removed');
+  const atCbRedeemed = await redeem(atCb);
+  t.equal(atCbRedeemed.status, 200, 'a link to a redirect_uri just removed answers in JSON');
+  t.equal(atCbRedeemed.headers.get('location'), null);
+
+  t.equal((await config({ allowed_origins: ['https://web.example'] })).status, 200);
+  const onWeb = await link('dan@example.com', 'https://web.example/in');
+  t.equal(onWeb.status, 200, 'an origin just added');
+  t.equal((await config({ allowed_origins: ['https://other.example'] })).status, 200);
+  t.equal((await link('eve@example.com', 'https://web.example/in')).status, 400, 'an origin just removed');
+  t.equal((await link('eve@example.com', 'https://other.example/in')).status, 200);
+  const onOther = await link('fay@example.com', 'https://other.example/in');
+  t.equal(onOther.status, 200);
+
+  t.equal((await api.del(`/oidc-clients/${client.id}`)).status, 204);
+  t.equal((await link('gus@example.com', 'https://other.example/in')).status, 400, 'the places of a client just deleted');
+  const onOtherRedeemed = await redeem(onOther);
+  t.equal(onOtherRedeemed.status, 200, 'a link to a place of a client just deleted answers in JSON');
+  t.equal(onOtherRedeemed.headers.get('location'), null);
+
+  await registerRedirects(server, { allowed_origins: ['https://web.example'] });
+  t.equal((await link('gus@example.com', 'https://web.example/in')).status, 200, 'the places of a client just created');
+  t.equal((await redeem(onWeb)).status, 302, 'followed again once its place is registered again');
+});

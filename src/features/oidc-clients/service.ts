@@ -39,7 +39,7 @@ interface Revealed {
 
 export const clientCount = (appId: string): Key => ['oidc_clients', appId];
 
-/** A client per front end, with room to spare: a magic link's redirect check reads every client of its app. */
+/** A client per front end, with room to spare: a link's redirect check reads the places of every client of its app (`RegisteredRedirects`). */
 export const MAX_CLIENTS_PER_APP = 100;
 
 /** Enough for rotation with room to spare; expired credentials count, as they stay listed until deleted. */
@@ -57,7 +57,7 @@ export class OidcClientService {
   private readonly clients: Database<StoredClient, Key>;
   private readonly credentials: Database<StoredCredential, Key>;
 
-  constructor(private readonly deps: Pick<Deps, 'store' | 'runtime' | 'clock' | 'pepper'>) {
+  constructor(private readonly deps: Pick<Deps, 'store' | 'runtime' | 'clock' | 'pepper' | 'redirects'>) {
     this.clients = deps.store.db<StoredClient>('oidc_clients');
     this.credentials = deps.store.db<StoredCredential>('oidc_credentials');
   }
@@ -85,7 +85,7 @@ export class OidcClientService {
       }
       const at = isoDate(turn.now);
       const client: StoredClient = { id, app_id: appId, ...body, created_at: at, updated_at: at };
-      turn.put(this.clients, [appId, id], client);
+      this.putClient(turn, client);
       turn.count(clientCount(appId), 1);
       const { stored, secret } = this.stageCredential(turn, client, {});
       return this.show(client, turn.now, [stored], { clientId: stored.client_id, secret });
@@ -97,7 +97,7 @@ export class OidcClientService {
     return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
       const current = this.require(appId, clientId);
       const client: StoredClient = { ...current, ...body, name: body.name ?? current.name, updated_at: isoDate(turn.now) };
-      turn.put(this.clients, [appId, clientId], client);
+      this.putClient(turn, client);
       return this.show(client, turn.now);
     });
   }
@@ -109,6 +109,7 @@ export class OidcClientService {
         turn.del(this.credentials, [appId, clientId, credential.oidc_client_configuration_id]);
       }
       turn.del(this.clients, [appId, clientId]);
+      this.forgetPlacesAtCommit(turn, appId);
       turn.count(clientCount(appId), -1);
     });
   }
@@ -154,6 +155,20 @@ export class OidcClientService {
     const client = CLIENT_ID_PATTERN.test(clientId) ? this.clients.get([appId, clientId]) : undefined;
     if (!client) throw notFound('oidc_client', clientId);
     return client;
+  }
+
+  /** A client written whole: its `config`, so the places its app's links may go to, may change. */
+  private putClient(turn: Turn, client: StoredClient): void {
+    turn.put(this.clients, [client.app_id, client.id], client);
+    this.forgetPlacesAtCommit(turn, client.app_id);
+  }
+
+  /**
+   * Not before the commit: a link checked meanwhile would keep the old places read anew. After it and
+   * before the answer, so no check reads them once the change is acknowledged.
+   */
+  private forgetPlacesAtCommit(turn: Turn, appId: string): void {
+    turn.afterCommit(() => this.deps.redirects.forget(appId));
   }
 
   private credentialRange(appId: string, clientId: string) {
