@@ -130,5 +130,8 @@ export async function request(
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
-/** `secret` with its last character changed: always wrong, whatever that character was. */
-export const alteredSecret = (secret: string) => `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
+/**
+ * `secret` with its first character changed: always wrong. Not the last: in base64url that one may
+ * carry padding bits no decoder reads (an Ed25519 signature's last 4), so `…A` → `…B` could be the same token.
+ */
+export const alteredSecret = (secret: string) => `${secret.startsWith('A') ? 'B' : 'A'}${secret.slice(1)}`;
