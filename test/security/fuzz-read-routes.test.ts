@@ -383,6 +383,11 @@ for (const template of templates) {
         sent++;
       }
       const head = mutation.method === 'HEAD';
+      if (head) {
+        const got = await send(template, { ...mutation, method: 'GET' });
+        const [a, b] = [response, got].map((r) => `${r.status} ${r.headers['content-type']} ${r.headers['content-length']}`);
+        if (template.path !== '/metrics' && a !== b) problems.push(`HEAD answers ${a}, GET ${b}`);
+      }
       const said = `${mutation.label} → ${response.status} ${response.body.toString('utf8').slice(0, 300)}`;
       if (response.status >= 500) problems.push(said);
       else if (response.status >= 400) {
