@@ -271,7 +271,6 @@ export class ProfileViews {
   }
 }
 
-
 /** Whether a user may read addresses of `kind`: the app's schema makes their field `user_readable`. */
 export const userReadsAddress = (schema: AppSchema, kind: AddressKind): boolean => fieldSpec(schema, FIELD_OF[kind])?.user_readable === true;
 
