@@ -6,6 +6,7 @@ import { allInvariants } from '../../src/verify/all.js';
 import { withServices } from '../../src/cli/services.js';
 import { loadConfig } from '../../src/config.js';
 import { manualClock } from '../../src/lib/clock.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /**
  * Rounds of concurrent requests drawn from a seeded generator; after each round every answer is a
@@ -16,16 +17,9 @@ import { manualClock } from '../../src/lib/clock.js';
 const SEED = Number(process.env.RACE_SEED ?? 0x5eed);
 const ROUNDS = Number(process.env.RACE_ROUNDS ?? 15);
 
-/** mulberry32: a small PRNG whose sequence depends on its seed alone. */
+/** Draws from a seeded sequence (the same for the same seed). */
 function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return {
     int: (n: number) => Math.floor(next() * n),
     /** Half the time one of the first three (the oldest live records), so requests meet on them. */

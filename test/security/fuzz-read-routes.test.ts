@@ -6,6 +6,7 @@ import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { storeDigest } from '../helpers/store-digest.js';
 import type { TestResponse } from '../helpers/server.js';
 import { manualClock } from '../../src/lib/clock.js';
+import { drawn, seededRandom } from '../helpers/seeded-random.js';
 
 // The counterpart of fuzz-write-routes.test.ts for every GET (and HEAD) route: each starts from a
 // valid request, whose query parameters, path IDs and headers are then mutated (repeated, empty,
@@ -19,24 +20,8 @@ const seed = Number(process.env.FUZZ_SEED ?? 20261127);
 const perRoute = Number(process.env.FUZZ_PER_ROUTE ?? 24);
 t.comment(`fuzz seed ${seed} (replay with FUZZ_SEED=${seed})`);
 
-/** mulberry32: a small deterministic PRNG. */
-function prng(state: number) {
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let x = Math.imul(state ^ (state >>> 15), 1 | state);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = prng(seed);
-function pick<T>(items: T[], count: number): T[] {
-  const pool = [...items];
-  for (let i = pool.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [pool[i], pool[j]] = [pool[j], pool[i]];
-  }
-  return pool.slice(0, count);
-}
+const random = seededRandom(seed);
+const pick = <T>(items: T[], count: number): T[] => drawn(random, items, count);
 
 const adminToken = 'admin-token-0123456789';
 const server = await startServerWithSchema(
