@@ -1,11 +1,9 @@
 import t from 'tap';
 import sharp from 'sharp';
-import { startServerWithSchema } from '../helpers/schema.js';
+import { errorBodyProblem, startFuzzServer } from '../helpers/fuzz.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { storeDigest } from '../helpers/store-digest.js';
-import type { TestResponse } from '../helpers/server.js';
-import { manualClock } from '../../src/lib/clock.js';
 import { drawn, seededRandom } from '../helpers/seeded-random.js';
 
 // The counterpart of fuzz-write-routes.test.ts for every GET (and HEAD) route: each starts from a
@@ -23,31 +21,13 @@ t.comment(`fuzz seed ${seed} (replay with FUZZ_SEED=${seed})`);
 const random = seededRandom(seed);
 const pick = <T>(items: T[], count: number): T[] => drawn(random, items, count);
 
-const adminToken = 'admin-token-0123456789';
-const server = await startServerWithSchema(
-  t,
-  {
-    fields: {
-      nickname: { type: 'string', user_readable: true, user_writable: true },
-      avatar: { type: 'image', user_readable: true, user_writable: true },
-      secret_note: { type: 'string' },
-    },
-  } as never,
-  { clock: manualClock(), env: { SVC_ADMIN_TOKEN: adminToken } },
-);
-const { deps, app } = server;
-const names = deps.config.names;
-const appHeaders = [`${names.appKeyHeader}: ${app.key}`, `${names.appSecretHeader}: ${app.secret}`];
-const adminHeaders = [`authorization: Bearer ${adminToken}`];
-const bearer = (token: string) => [`authorization: Bearer ${token}`];
-
-async function ok(response: Promise<TestResponse>, what: string): Promise<any> {
-  const res = await response;
-  if (res.status >= 300) throw new Error(`${what} answered ${res.status}: ${res.text}`);
-  return res.body;
-}
-const platform = (method: string, path: string, body?: unknown) =>
-  ok(server.request(method, `/applications/${app.id}${path}`, { app, body }), `${method} ${path}`);
+const { server, deps, app, names, appHeaders, adminHeaders, bearer, ok, platform } = await startFuzzServer(t, {
+  fields: {
+    nickname: { type: 'string', user_readable: true, user_writable: true },
+    avatar: { type: 'image', user_readable: true, user_writable: true },
+    secret_note: { type: 'string' },
+  },
+} as never);
 
 // ── A fixed data set ──────────────────────────────────────────────────────────────────────────────
 
@@ -281,32 +261,9 @@ function mutationsOf(template: Template): Mutation[] {
 
 // ── Checks ────────────────────────────────────────────────────────────────────────────────────────
 
-/** ADDENDUM §7's codes and their statuses (E_<RESOURCE>_NOT_FOUND aside). */
-const STATUS_OF_CODE: Record<string, number> = {
-  E_VALIDATION: 400, E_BAD_JSON: 400, E_UNAUTHORIZED: 401, E_TOKEN_EXPIRED: 401, E_TOKEN_REVOKED: 401, E_USER_DISABLED: 401,
-  E_FORBIDDEN: 403, E_NOT_FOUND: 404, E_METHOD_NOT_ALLOWED: 405, E_PAYLOAD_TOO_LARGE: 413, E_UNSUPPORTED_MEDIA_TYPE: 415,
-  E_RATE_LIMITED: 429, E_UNAVAILABLE: 503,
-};
-const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable' };
-
 function errorProblem(response: RawResponse, head: boolean): string | undefined {
   if (head) return response.body.length === 0 ? undefined : 'a HEAD answer with a body';
-  let body: any;
-  try {
-    body = JSON.parse(response.body.toString('utf8'));
-  } catch {
-    return 'the error body is not JSON';
-  }
-  const wanted = /^E_[A-Z_]+_NOT_FOUND$/.test(body.code) ? 404 : STATUS_OF_CODE[body.code];
-  if (wanted === undefined) return `code ${body.code} is not one of ADDENDUM §7`;
-  if (wanted !== response.status) return `code ${body.code} comes with ${response.status}, not ${wanted}`;
-  if (body.statusCode !== response.status) return 'statusCode differs from the HTTP status';
-  if (body.error !== REASONS[response.status]) return `error is ${JSON.stringify(body.error)}, not the reason phrase`;
-  if (typeof body.message !== 'string' || !Array.isArray(body.messages) || body.messages.length < 1) return 'message or messages missing';
-  if (body.field_errors !== undefined && (typeof body.field_errors !== 'object' || Object.values(body.field_errors).some((v) => !Array.isArray(v)))) {
-    return 'field_errors is not a map of arrays';
-  }
-  return undefined;
+  return errorBodyProblem(response);
 }
 
 function queryOf(mutation: Mutation, template: Template): URLSearchParams {
