@@ -1,6 +1,7 @@
 import * as v from 'valibot';
-import { parseInput } from '../lib/validate.js';
+import { parseInput, parseQuery } from '../lib/validate.js';
 import type { SortOrder } from '../storage/paging.js';
+import type { RequestContext } from './context.js';
 
 export interface PageQuery {
   pageSize: number;
@@ -14,6 +15,10 @@ export interface PageQueryRules {
   defaultPageSize: number;
   /** The shape of the listed resource's IDs: any other `after` is malformed. */
   cursor: RegExp;
+  /** The listed kind, as a malformed `after` is told: "must be the ID of a listed group". */
+  listed: string;
+  /** Whether the list takes `sort`; one that does not (creation order only) refuses it as an unknown parameter. */
+  sortable: boolean;
 }
 
 const ONCE = 'must be given once';
@@ -34,27 +39,31 @@ export function pageSizeParam(max: number) {
   );
 }
 
-/** The paging parameters `pageQueryParser` reads. */
-export const PAGE_PARAMS: ReadonlySet<string> = new Set(['page_size', 'after', 'sort']);
+/** A list's query parser: its paging parameters, and the others checked against the list's `filters` (`NO_FIELDS` for none). */
+export type PageQueryParser = <S extends v.GenericSchema<unknown, object>>(ctx: RequestContext, filters: S) => v.InferOutput<S> & PageQuery;
 
 /**
- * Builds the parser of `page_size`, `after` and `sort`: out-of-range or malformed values answer 400
- * `E_VALIDATION` naming the parameter, never a silently clamped page.
+ * Builds the parser of a list's query: `page_size`, `after` and (`sortable`) `sort`, out-of-range or
+ * malformed values answering 400 `E_VALIDATION` naming the parameter, never a silently clamped page;
+ * any other parameter is checked against the list's filters, and one they do not name is a 400.
  */
-export function pageQueryParser(rules: PageQueryRules): (query: URLSearchParams) => PageQuery {
-  const { maxPageSize, defaultPageSize, cursor } = rules;
+export function pageQueryParser(rules: PageQueryRules): PageQueryParser {
+  const { maxPageSize, defaultPageSize, cursor, listed, sortable } = rules;
+  const params = new Set(sortable ? ['page_size', 'after', 'sort'] : ['page_size', 'after']);
   const schema = v.object({
     page_size: v.optional(pageSizeParam(maxPageSize), String(defaultPageSize)),
-    after: v.optional(v.pipe(v.string(ONCE), v.regex(cursor, 'must be the ID of a listed resource'))),
+    after: v.optional(v.pipe(v.string(ONCE), v.regex(cursor, `must be the ID of a listed ${listed}`))),
     sort: v.optional(v.picklist(['asc', 'desc'], 'must be asc or desc'), 'asc'),
   });
-  return (query) => {
+  return (ctx, filters) => {
+    const filtered = parseQuery(ctx, filters, params);
+    const query = ctx.query();
     const given: Record<string, string | string[]> = {};
-    for (const name of PAGE_PARAMS) {
+    for (const name of params) {
       const values = query.getAll(name);
       if (values.length > 0) given[name] = values.length === 1 ? values[0] : values;
     }
     const parsed = parseInput(schema, given);
-    return { pageSize: parsed.page_size, after: parsed.after, sort: parsed.sort };
+    return { ...filtered, pageSize: parsed.page_size, after: parsed.after, sort: parsed.sort };
   };
 }

@@ -163,20 +163,24 @@ t.test('a cursor taken from another list is refused, or names a position only: n
   const member = ok(await api.post(`/groups/${group.id}/members`, { user_id: ada.userId, roles: [] }));
   const invite = ok(await api.post(`/groups/${group.id}/invites`, { email: 'bea@example.com', roles: [] })).invitation;
 
-  const wrongKind: [string, () => Promise<TestResponse>][] = [
-    ['groups after a member', () => api.get(`/groups?after=${member.id}`)],
-    ['groups after an invite', () => api.get(`/groups?after=${invite.id}`)],
-    ['members after a group', () => api.get(`/groups/${group.id}/members?after=${group.id}`)],
-    ['members after an invite', () => api.get(`/groups/${group.id}/members?after=${invite.id}`)],
-    ['invites after a member', () => api.get(`/groups/${group.id}/invites?after=${member.id}`)],
-    ['/me groups after a member', () => as(server, ada).get(`/me/groups?after=${mine.member.id}`)],
-    ['/me members after an invite', () => as(server, ada).get(`/me/groups/${mine.group.id}/members?after=${invite.id}`)],
-    ['/me invites after a group', () => as(server, ada).get(`/me/groups/${mine.group.id}/invites?after=${mine.group.id}`)],
+  // Each refusal names the kind of ID its list pages by, in the same words on every list.
+  const wrongKind: [string, string, () => Promise<TestResponse>][] = [
+    ['groups after a member', 'group', () => api.get(`/groups?after=${member.id}`)],
+    ['groups after an invite', 'group', () => api.get(`/groups?after=${invite.id}`)],
+    ['members after a group', 'member', () => api.get(`/groups/${group.id}/members?after=${group.id}`)],
+    ['members after an invite', 'member', () => api.get(`/groups/${group.id}/members?after=${invite.id}`)],
+    ['invites after a member', 'invite', () => api.get(`/groups/${group.id}/invites?after=${member.id}`)],
+    ['/me groups after a member', 'group', () => as(server, ada).get(`/me/groups?after=${mine.member.id}`)],
+    ['/me members after an invite', 'member', () => as(server, ada).get(`/me/groups/${mine.group.id}/members?after=${invite.id}`)],
+    ['/me invites after a group', 'invite', () => as(server, ada).get(`/me/groups/${mine.group.id}/invites?after=${mine.group.id}`)],
+    ['OIDC clients after a group', 'OIDC client', () => api.get(`/oidc-clients?after=${group.id}`)],
+    ['users after no user ID', 'user', () => api.get(`/users/data?after=${'u'.repeat(129)}`)],
   ];
-  for (const [label, read] of wrongKind) {
+  for (const [label, kind, read] of wrongKind) {
     const res = await read();
     t.equal(res.status, 400, label);
     t.match(res.body, { statusCode: 400, error: 'Bad Request', code: 'E_VALIDATION', messages: [String], field_errors: { after: [String] } }, `${label}: ADDENDUM §7 body`);
+    t.same(res.body.field_errors.after, [`must be the ID of a listed ${kind}`], `${label}: names the kind`);
   }
 
   // A cursor of the right kind from another group, app or user is a position in this list only.

@@ -20,11 +20,11 @@ export interface Page<T> {
 function pageOfIds(ids: Iterable<string>, query: ListQuery): Page<string> {
   const sorted = [...new Set(ids)].sort();
   const start = query.after === undefined ? 0 : sorted.findIndex((id) => id > query.after!);
-  return { total: sorted.length, items: start < 0 ? [] : sorted.slice(start, start + query.page_size) };
+  return { total: sorted.length, items: start < 0 ? [] : sorted.slice(start, start + query.pageSize) };
 }
 
 const idsOfPage = (db: Database<unknown, Key>, prefix: Key[], query: ListQuery) =>
-  readPage(db, { prefix, pageSize: query.page_size, after: query.after }).map(({ id }) => id);
+  readPage(db, { prefix, pageSize: query.pageSize, after: query.after }).map(({ id }) => id);
 
 /** Committed reads of groups, members and invites: no actor is activated to answer them. */
 export class GroupReads {
@@ -102,7 +102,7 @@ export class GroupReads {
     const { memberships } = this.core;
     const db = memberships.table;
     const total = db.getKeysCount({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
-    const items = readPage(db, { prefix: [appId, userId], pageSize: query.page_size, after: query.after }).flatMap(({ id, value }) => {
+    const items = readPage(db, { prefix: [appId, userId], pageSize: query.pageSize, after: query.after }).flatMap(({ id, value }) => {
       const group = memberships.renderedGroup(appId, id);
       return group ? [{ group, member: value }] : [];
     });

@@ -4,10 +4,10 @@ import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
-import { jsonRecord, oneLineOfText, parseQuery } from '../../lib/validate.js';
+import { jsonRecord, oneLineOfText } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
-import { pageSizeParam } from '../../http/page-query.js';
+import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
 import { ROLES_LIMIT } from './keys.js';
 
 const META_LIMIT = 16 * 1024;
@@ -106,11 +106,6 @@ export function optionalUserRefOf(body: UserFields): UserRef | undefined {
 /** What a list pages: its `after` is an ID of that kind, so a cursor taken from another list is refused, not read as a position. */
 export type ListedKind = 'group' | 'member' | 'invite';
 
-const pagingFields = (listed: ListedKind) => ({
-  page_size: v.optional(pageSizeParam(100), '20'),
-  after: v.optional(v.pipe(v.string(), v.regex(idPattern(listed), `after must be the ID of a listed ${listed}`))),
-});
-
 /**
  * A `lookup_filter`: its comma list, trimmed, without repeats. For group names (`orWhole`) its whole
  * text is one value more when that has a comma and could be a name, so a name with a comma can be
@@ -135,12 +130,12 @@ const FilterFields = {
   ensured_user_id: v.optional(UserId),
 };
 
-export type ListQuery = v.InferOutput<v.ObjectSchema<ReturnType<typeof pagingFields> & typeof FilterFields, undefined>>;
+export type ListQuery = v.InferOutput<v.ObjectSchema<typeof FilterFields, undefined>> & PageQuery;
 
 /**
  * The parser of a list's query: `page_size` 1..100 (default 20), `after` (an ID of the `listed`
- * kind), and the filters that list takes; any other parameter, or one given twice, is a 400.
- * `lookupByName`: the list's `lookup_filter` matches group names.
+ * kind), no `sort` (creation order), and the filters that list takes; any other parameter, or one
+ * given twice, is a 400. `lookupByName`: the list's `lookup_filter` matches group names.
  */
 export function listQueryParser(
   listed: ListedKind,
@@ -148,6 +143,7 @@ export function listQueryParser(
   { lookupByName = false } = {},
 ): (ctx: RequestContext) => ListQuery {
   const fields = { ...FilterFields, lookup_filter: lookupFilter(lookupByName) };
-  const schema = v.strictObject({ ...pagingFields(listed), ...Object.fromEntries(filters.map((name) => [name, fields[name]])) });
-  return (ctx) => parseQuery(ctx, schema) as ListQuery;
+  const schema = v.strictObject(Object.fromEntries(filters.map((name) => [name, fields[name]])));
+  const parsePage = pageQueryParser({ maxPageSize: 100, defaultPageSize: 20, cursor: idPattern(listed), listed, sortable: false });
+  return (ctx) => parsePage(ctx, schema) as ListQuery;
 }

@@ -1,9 +1,9 @@
 import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
-import { PAGE_PARAMS, pageQueryParser } from '../../http/page-query.js';
+import { pageQueryParser } from '../../http/page-query.js';
 import { callerAppId } from '../../auth/platform-auth.js';
-import { NO_FIELDS, parseJsonBody, parseQuery } from '../../lib/validate.js';
+import { NO_FIELDS, parseJsonBody } from '../../lib/validate.js';
 import type { Deps } from '../../deps.js';
 import { CLIENT_ID_PATTERN, ClientBodySchema, ClientUpdateSchema, CredentialBodySchema } from './schemas.js';
 import { OidcClientService } from './service.js';
@@ -12,11 +12,8 @@ import { OidcClientService } from './service.js';
 export function oidcClientRoutes(deps: Deps): Route[] {
   const clients = new OidcClientService(deps);
   const before = [deps.requireApp];
-  const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: CLIENT_ID_PATTERN });
-  const pageOf = (ctx: RequestContext) => {
-    parseQuery(ctx, NO_FIELDS, PAGE_PARAMS);
-    return parsePage(ctx.query());
-  };
+  const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: CLIENT_ID_PATTERN, listed: 'OIDC client', sortable: true });
+  const pageOf = (ctx: RequestContext) => parsePage(ctx, NO_FIELDS);
   const base = '/applications/:app/oidc-clients';
   return [
     {

@@ -1,10 +1,9 @@
 import * as v from 'valibot';
 import { MAX_EMAIL_LENGTH } from './addresses.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
-import { parseQuery } from '../../lib/validate.js';
 import { isTimestamp } from '../../lib/timestamps.js';
 import type { RequestContext } from '../../http/context.js';
-import { PAGE_PARAMS, pageQueryParser, type PageQuery } from '../../http/page-query.js';
+import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
 
 /** Profile writes take JSON or multipart/form-data (files). */
@@ -40,13 +39,13 @@ const ListFilterSchema = v.strictObject({
   include_duplicates: v.optional(booleanParam, 'false'),
 });
 
-const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: EXTERNAL_ID });
+const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: EXTERNAL_ID, listed: 'user', sortable: true });
 
 export type ListQuery = v.InferOutput<typeof ListFilterSchema> & PageQuery;
 
 /** The list query: the shared paging parameters plus the profile filters; anything else is a 400. */
 export function parseListQuery(ctx: RequestContext): ListQuery {
-  return { ...parseQuery(ctx, ListFilterSchema, PAGE_PARAMS), ...parsePage(ctx.query()) };
+  return parsePage(ctx, ListFilterSchema);
 }
 
 export const ProfileQuerySchema = v.strictObject({ fields: v.optional(fieldsParam) });
