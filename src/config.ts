@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { isIP } from 'node:net';
 import type { RateLimit } from './http/rate-limit.js';
 import { isHttpOrigin } from './lib/urls.js';
@@ -128,6 +129,30 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/**
+ * Why `dataDir` can never be a directory: it, or the nearest of its parents that exists, is a file
+ * (the data dir could be neither opened nor made; mkdir and stat would say only ENOTDIR or EEXIST).
+ * An absent path is fine: it is made.
+ */
+function notDirectoryProblem(dataDir: string): string | undefined {
+  // The root, where the walk ends, is a directory.
+  for (let path = dataDir; path !== dirname(path); path = dirname(path)) {
+    let stats;
+    try {
+      stats = statSync(path, { throwIfNoEntry: false });
+    } catch (error) {
+      // A parent further up is the file: look there.
+      if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') continue;
+      // Anything else (no access) is met, and reported, where the data dir is opened.
+      return undefined;
+    }
+    if (stats === undefined) continue;
+    if (stats.isDirectory()) return undefined;
+    return path === dataDir ? `${path} is a file, not a directory` : `${dataDir} is under ${path}, a file, not a directory`;
+  }
+  return undefined;
+}
+
 export function loadConfig(env: Env): Config {
   const input = Object.fromEntries(Object.keys(EnvSchema.entries).map((k) => [k, env[k] === '' ? undefined : env[k]]));
   const parsed = v.safeParse(EnvSchema, input);
@@ -141,11 +166,14 @@ export function loadConfig(env: Env): Config {
   if (e.PORT === 0 && e.SVC_PUBLIC_URL === undefined) {
     throw new ConfigError('Invalid configuration:\n  SVC_PUBLIC_URL: is required when PORT is 0 (any free port): links and tokens name it, and http://localhost:0 reaches nothing');
   }
+  const dataDir = resolve(e.SVC_DATA_DIR);
+  const notDir = notDirectoryProblem(dataDir);
+  if (notDir !== undefined) throw new ConfigError(`Invalid configuration:\n  SVC_DATA_DIR: ${notDir}`);
   const brand = e.SVC_BRAND;
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
-    dataDir: resolve(e.SVC_DATA_DIR),
+    dataDir,
     publicUrl: (e.SVC_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     adminToken: e.SVC_ADMIN_TOKEN,
     brand,

@@ -2,7 +2,7 @@ import t from 'tap';
 import { writeFileSync, readdirSync, existsSync, readFileSync, statSync, mkdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { basename, join } from 'node:path';
-import { runCli } from '../helpers/child.js';
+import { runCli, runEntry } from '../helpers/child.js';
 import { startServer } from '../helpers/server.js';
 import { platformProbe, probePath } from '../helpers/probe.js';
 
@@ -178,4 +178,24 @@ t.test('backup while a server runs, restore into an empty dir, and the credentia
   const nothing = await runCli(['backup', join(dir, 'empty.mdb')], { dataDir: join(dir, 'empty') });
   t.equal(nothing.code, 1);
   t.match(nothing.stderr, /holds no data/);
+});
+
+t.test('a data dir that is a file, or under one, is named as such and nothing is made', async (t) => {
+  const file = join(dir, 'a-plain-file');
+  writeFileSync(file, 'not a directory');
+  for (const [dataDir, message] of [
+    [file, `SVC_DATA_DIR: ${file} is a file, not a directory`],
+    [join(file, 'data'), `SVC_DATA_DIR: ${join(file, 'data')} is under ${file}, a file, not a directory`],
+  ]) {
+    for (const args of [['app', 'list'], ['app', 'create', '--name', 'X'], ['verify'], ['backup', join(dir, 'from-a-file.mdb')]]) {
+      const result = await runCli(args, { dataDir });
+      t.equal(result.code, 1, `${args.join(' ')} on ${dataDir}`);
+      t.equal(result.stderr, `error: Invalid configuration:\n  ${message}\n`);
+    }
+    const start = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' } });
+    t.equal(start.code, 1, `a server start on ${dataDir}`);
+    t.equal(start.stderr, `Invalid configuration:\n  ${message}\n`);
+  }
+  t.equal(readFileSync(file, 'utf8'), 'not a directory', 'the file is untouched');
+  t.notOk(existsSync(join(dir, 'from-a-file.mdb')));
 });
