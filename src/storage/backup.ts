@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { DATA_FILE, holdsData, isWholeLmdbFile, LOCK_FILE, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
@@ -28,7 +28,10 @@ function isInside(file: string, dir: string): boolean {
 export async function backupDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
   if (!holdsData(dataDir)) throw new BackupError(`${dataDir} holds no data to back up`);
   if (isInside(file, dataDir)) throw new BackupError(`${file} is inside the data dir; back up to a file outside ${dataDir}`);
-  if (existsSync(file) && !options.force) throw new BackupError(`${file} exists; pass --force to overwrite it`);
+  const existing = statSync(file, { throwIfNoEntry: false });
+  // Renaming the copy onto a directory fails with a bare EISDIR, after the whole copy was made.
+  if (existing?.isDirectory()) throw new BackupError(`${file} is a directory; name a file to back up to`);
+  if (existing && !options.force) throw new BackupError(`${file} exists; pass --force to overwrite it`);
   // A restore replaces the data file and LMDB's lock file under whoever has them open: a backup
   // then copies data being thrown away, and the lock file it made could be shared with the new data
   // file by a server started meanwhile. Marked as a writer, so that each refuses the other.

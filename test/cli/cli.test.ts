@@ -199,3 +199,17 @@ t.test('a data dir that is a file, or under one, is named as such and nothing is
   t.equal(readFileSync(file, 'utf8'), 'not a directory', 'the file is untouched');
   t.notOk(existsSync(join(dir, 'from-a-file.mdb')));
 });
+
+t.test('backup onto a directory says so, --force or not, and leaves it alone', async (t) => {
+  const source = join(dir, 'backup-to-dir-data');
+  t.equal((await runCli(['app', 'create', '--name', 'X'], { dataDir: source })).code, 0);
+  const target = join(dir, 'a-directory');
+  mkdirSync(target);
+  for (const force of [[], ['--force']]) {
+    const result = await runCli(['backup', target, ...force], { dataDir: source });
+    t.equal(result.code, 1, ['backup', ...force].join(' '));
+    t.equal(result.stderr, `error: ${target} is a directory; name a file to back up to\n`);
+  }
+  t.same(readdirSync(target), [], 'the directory is left empty');
+  t.same(readdirSync(dir).filter((name) => name.startsWith('.backup-')), [], 'no staging left behind');
+});
