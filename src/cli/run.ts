@@ -29,6 +29,9 @@ function parseCommandArgs(name: string, command: Command, rest: string[]) {
   if (positionals.length !== expected.length) {
     throw new UsageError(`${name} takes ${expected.length ? expected.join(' ') : 'no arguments'} (got ${positionals.length})`);
   }
+  // `backup ""` would name the current directory.
+  const empty = positionals.findIndex((value) => value === '');
+  if (empty !== -1) throw new UsageError(`${name}: ${expected[empty]} is empty`);
   for (const option of command.required ?? []) {
     if (typeof values[option] !== 'string' || values[option] === '') throw new UsageError(`${name} needs --${option}`);
   }

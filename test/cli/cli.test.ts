@@ -213,3 +213,14 @@ t.test('backup onto a directory says so, --force or not, and leaves it alone', a
   t.same(readdirSync(target), [], 'the directory is left empty');
   t.same(readdirSync(dir).filter((name) => name.startsWith('.backup-')), [], 'no staging left behind');
 });
+
+t.test('an empty FILE is a usage error, not the current directory', async (t) => {
+  const source = join(dir, 'empty-argument-data');
+  t.equal((await runCli(['app', 'create', '--name', 'X'], { dataDir: source })).code, 0);
+  for (const [command, dataDir] of [['backup', source], ['restore', join(dir, 'empty-argument-restore')]]) {
+    const result = await runCli([command, ''], { dataDir });
+    t.equal(result.code, 2, command);
+    t.equal(result.stderr, `error: ${command}: FILE is empty\nusage: npm run svc -- ${command} FILE [--force]\n`);
+  }
+  t.notOk(existsSync(join(dir, 'empty-argument-restore')), 'nothing made');
+});
