@@ -63,8 +63,13 @@ export async function backupDataDir(dataDir: string, file: string, options: { fo
  * is replaced only with `force`, which must never be used while a server runs on it.
  */
 export async function restoreDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
-  const source = await stat(file).catch(() => undefined);
-  if (!source?.isFile() || !isWholeLmdbFile(file)) throw new BackupError(`${file} is not a whole LMDB backup file (cut short, or not LMDB at all)`);
+  const source = await stat(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+    throw error;
+  });
+  if (source === undefined) throw new BackupError(`${file} does not exist`);
+  if (source.isDirectory()) throw new BackupError(`${file} is a directory, not a backup file`);
+  if (!source.isFile() || !isWholeLmdbFile(file)) throw new BackupError(`${file} is not a whole LMDB backup file (cut short, or not LMDB at all)`);
   await mkdir(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
   // Claimed as a server claims it, for the whole restore: a server started meanwhile would open the data
   // file this restore then replaces, and its acknowledged writes would go to the old one. A CLI command

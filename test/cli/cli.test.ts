@@ -224,3 +224,19 @@ t.test('an empty FILE is a usage error, not the current directory', async (t) =>
   }
   t.notOk(existsSync(join(dir, 'empty-argument-restore')), 'nothing made');
 });
+
+t.test('restore of a FILE that is absent or a directory says which, and makes nothing', async (t) => {
+  const target = join(dir, 'restore-nothing');
+  const absent = join(dir, 'no-such-backup.mdb');
+  const directory = join(dir, 'a-backup-directory');
+  mkdirSync(directory);
+  for (const [file, message] of [
+    [absent, `${absent} does not exist`],
+    [directory, `${directory} is a directory, not a backup file`],
+  ]) {
+    const result = await runCli(['restore', file], { dataDir: target });
+    t.equal(result.code, 1, file);
+    t.equal(result.stderr, `error: ${message}\n`);
+  }
+  t.notOk(existsSync(target), 'no data dir made');
+});
