@@ -214,6 +214,16 @@ t.test('backup onto a directory says so, --force or not, and leaves it alone', a
   t.same(readdirSync(dir).filter((name) => name.startsWith('.backup-')), [], 'no staging left behind');
 });
 
+t.test('a backup into a folder that does not exist says so, not a bare ENOENT', async (t) => {
+  const source = join(dir, 'missing-folder-data');
+  t.equal((await runCli(['app', 'create', '--name', 'X'], { dataDir: source })).code, 0);
+  const folder = join(dir, 'no-such-folder');
+  const result = await runCli(['backup', join(folder, 'x.mdb')], { dataDir: source });
+  t.equal(result.code, 1);
+  t.equal(result.stderr, `error: ${folder} is no directory to back up into\n`);
+  t.notOk(existsSync(folder), 'nothing is made');
+});
+
 t.test('an empty FILE is a usage error, not the current directory', async (t) => {
   const source = join(dir, 'empty-argument-data');
   t.equal((await runCli(['app', 'create', '--name', 'X'], { dataDir: source })).code, 0);
