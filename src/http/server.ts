@@ -6,6 +6,7 @@ import { bodyLimit, checkContentCoding, checkDeclaredLength, collectBody, parseB
 import type { RequestContext } from './context.js';
 import { HttpRequestContext } from './request-context.js';
 import type { Reply } from './reply.js';
+import { writeSecurityHeaders } from './security-headers.js';
 import { METHODS_WITH_BODY, paramNames, patternRegExp, type Route, type Step } from './route.js';
 import { closeApp, listenExclusive, uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { NO_FIELDS, expectNoFields, parseQuery } from '../lib/validate.js';
@@ -105,8 +106,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       res.writeStatus(statusLine(reply.status));
       if (contentType) res.writeHeader('content-type', contentType);
       res.writeHeader('x-request-id', ctx.id);
-      res.writeHeader('x-content-type-options', 'nosniff');
-      res.writeHeader('cache-control', 'no-store');
+      writeSecurityHeaders(res);
       if (origin) {
         res.writeHeader('access-control-allow-origin', origin);
         res.writeHeader('vary', 'origin');

@@ -1,5 +1,6 @@
 import { errorBody, unavailable } from '../lib/errors.js';
 import { closeApp, listenExclusive, uws, type HttpResponse } from './uws.js';
+import { writeSecurityHeaders } from './security-headers.js';
 
 export interface UnavailableServer {
   /** The port it listens on (the one given, or the free one it got for 0). */
@@ -28,7 +29,7 @@ export async function listenUnavailable(host: string, port: number, why: Unavail
   const health = JSON.stringify({ status: why.health });
   const refused = unavailable(why.message, why.retryAfterSeconds);
   const refusal = JSON.stringify(errorBody(refused));
-  const headers = { 'content-type': 'application/json', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...refused.headers };
+  const headers = { 'content-type': 'application/json', ...refused.headers };
 
   const app = uws.App();
   app.any('/*', (res, req) => {
@@ -40,6 +41,7 @@ export async function listenUnavailable(host: string, port: number, why: Unavail
   function answer(res: HttpResponse, head: boolean, body: string): void {
     res.cork(() => {
       res.writeStatus('503 Service Unavailable');
+      writeSecurityHeaders(res);
       for (const [name, value] of Object.entries(headers)) res.writeHeader(name, value);
       if (!head) return res.end(body, true);
       // As server.ts answers HEAD: uWS takes an answer ended with a length for one still pending, and
