@@ -44,9 +44,8 @@ export class ActivityStamps {
     const now = this.clock.now();
     const known = this.stamped.get(appId)?.get(userId);
     if (known?.createdAt === caller.userCreatedAt && now - known.at < LAST_ACTIVE_EVERY_MS) return;
-    const meta = this.users.get(appId, userId)?.context.meta;
-    const lastActive = Date.parse(meta?.last_active ?? '');
-    if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(appId, userId, { at: lastActive, createdAt: Date.parse(meta!.created) });
+    const lastActive = Date.parse(this.users.get(appId, userId)?.context.meta.last_active ?? '');
+    if (now - lastActive < LAST_ACTIVE_EVERY_MS) return this.remember(appId, userId, { at: lastActive, createdAt: caller.userCreatedAt });
     return this.touch(appId, caller).then(() => {
       // While the stamp waited for the user's lock, the user may have been deleted (and made again under
       // its ID), disabled or signed out: the body read again below must still be this caller's.
