@@ -7,7 +7,7 @@ import { serviceClient } from './client.js';
 import { seedUsers, signIn } from './seed.js';
 import { luaString, writeRawScript } from './lua.js';
 import { writeResults } from './report.js';
-import { parseCommandLine, UNLIMITED, UsageError } from './options.js';
+import { numberOption, parseCommandLine, UNLIMITED } from './options.js';
 import { runMain } from './main.js';
 import { median } from './measure.js';
 
@@ -59,12 +59,9 @@ async function main(): Promise<number> {
     { minutes: { type: 'string', default: '5' }, interval: { type: 'string', default: '30' }, users: { type: 'string', default: '2000' } },
     usage,
   );
-  const minutes = Number(values.minutes);
-  const interval = Number(values.interval);
-  const userCount = Number(values.users);
-  if (![minutes, interval, userCount].every((v) => Number.isFinite(v) && v > 0)) {
-    throw new UsageError('--minutes, --interval and --users must be positive numbers', usage);
-  }
+  const minutes = numberOption('minutes', values.minutes, 0.1, { fraction: true, usage });
+  const interval = numberOption('interval', values.interval, 1, { fraction: true, usage });
+  const userCount = numberOption('users', values.users, 1, { usage });
   if (!wrkAvailable()) {
     process.stderr.write(`${WRK_INSTALL_HINT}\n`);
     return 2;
