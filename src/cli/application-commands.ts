@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseInput } from '../lib/validate.js';
+import { parseInput, shownPath } from '../lib/validate.js';
 import { readJsonText } from '../lib/json-text.js';
 import { CreateAppSchema } from '../features/applications/schemas.js';
 import { shownApp } from '../features/applications/store.js';
@@ -13,7 +13,7 @@ async function readJsonFile(path: string): Promise<unknown> {
   });
   const read = readJsonText(bytes);
   if ('value' in read) return read.value;
-  const problem = 'problem' in read ? read.problem : `${read.loneSurrogate.path.join('.')}: ${read.loneSurrogate.problem}`;
+  const problem = 'problem' in read ? read.problem : `${shownPath(read.loneSurrogate.path)}: ${read.loneSurrogate.problem}`;
   throw new UsageError(`${path} is not valid JSON: ${problem}`);
 }
 

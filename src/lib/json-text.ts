@@ -14,7 +14,7 @@ export function readJsonText(raw: Buffer): JsonRead {
 
 /**
  * JSON parsed from text already decoded, or why it cannot be: malformed, nested past `MAX_JSON_DEPTH`,
- * holding a number past a double's range, or with a lone surrogate.
+ * holding a number past a double's range, naming a key of an object twice, or with a lone surrogate.
  */
 export function readJsonString(text: string): JsonRead {
   let value: unknown;

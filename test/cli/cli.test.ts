@@ -12,6 +12,7 @@ const dir = t.testdir({
   'not-json.json': '{"fields":',
   // As a JSON body over HTTP: which copy counts would be a guess.
   'repeated-key.json': '{"fields": {"nickname": {"type": "string"}}, "fields": {}}',
+  'lone-surrogate.json': '{"fields": {"tags": [{"type": "\\ud800"}]}}',
   'garbage.mdb': 'not an LMDB file at all, but long enough to hold a header',
 });
 const dataDir = join(dir, 'data');
@@ -38,6 +39,7 @@ t.test('bad calls fail with a clear message and change nothing', async (t) => {
     [['app', 'create', '--name', 'X', '--schema', join(dir, 'not-json.json')], 2, /not valid JSON/],
     [['app', 'create', '--name', 'X', '--schema', join(dir, 'absent.json')], 2, /Cannot read/],
     [['app', 'create', '--name', 'X', '--schema', join(dir, 'repeated-key.json')], 2, /repeated-key\.json is not valid JSON: an object names a key more than once/],
+    [['app', 'create', '--name', 'X', '--schema', join(dir, 'lone-surrogate.json')], 2, /lone-surrogate\.json is not valid JSON: fields\.tags\[0\]\.type: has a lone surrogate/],
     [['app', 'create', '--name', '  '], 1, /name/],
     [['app', 'create'], 2, /needs --name/],
     [['app', 'create', '--name', 'X', '--colour', 'red'], 2, /--colour/],
