@@ -12,7 +12,7 @@ import { magicLinkRoutes } from './features/magic-links/routes.js';
 
 /** Every route of the service, feature by feature. */
 export function buildRoutes(deps: Deps): Route[] {
-  return limitHubRoutes(deps, [
+  const routes = limitHubRoutes(deps, [
     ...systemRoutes(deps),
     ...applicationRoutes(deps),
     ...oidcClientRoutes(deps),
@@ -22,7 +22,16 @@ export function buildRoutes(deps: Deps): Route[] {
     ...sessionRoutes(deps),
     ...magicLinkRoutes(deps),
   ]);
+  return routes.map((route) => (calledByBrowserClients(deps, route) ? { ...route, forBrowserClients: true } : route));
 }
+
+/**
+ * What an app's browser client calls: `/me` (its bearer token), `/hub` (sign-in, tokens, keys, app config)
+ * and the discovery document. Not a route that takes the app secret (`POST /hub/auth/magic`), which a
+ * browser must never hold, nor the platform and `/admin` routes: for those only `SVC_CORS_ORIGINS` counts.
+ */
+const calledByBrowserClients = (deps: Deps, route: Route) =>
+  /^\/(me|hub|\.well-known)\//.test(route.path) && !route.before?.includes(deps.requireApp);
 
 /**
  * Every `/hub/*` route is throttled per client IP before anything else runs: the sign-in endpoints
@@ -41,6 +50,7 @@ export function createApp(deps: Deps, extraRoutes: Route[] = []): HttpServer {
     limits: { json: config.jsonLimit, multipart: config.multipartLimit },
     logger,
     corsOrigins: config.corsOrigins,
+    clientOrigins: deps.clientOrigins,
     corsHeaders: [config.names.appKeyHeader, config.names.appSecretHeader],
     observe: metrics.requestRecorder,
   });

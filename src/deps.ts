@@ -14,6 +14,7 @@ import type { GroupsCore } from './features/groups/core.js';
 import type { SessionStore } from './features/sessions/session-store.js';
 import type { MagicLinks } from './features/magic-links/link-store.js';
 import type { RegisteredRedirects } from './features/oidc-clients/registered-redirects.js';
+import type { RegisteredOrigins } from './features/oidc-clients/registered-origins.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -36,6 +37,8 @@ export interface Deps {
   magicLinks: MagicLinks;
   /** The places an app's links may send the browser to: told of every committed change to its OIDC clients. */
   redirects: RegisteredRedirects;
+  /** The `allowed_origins` of every app's OIDC clients, which CORS answers on browser clients' routes: told of every committed change to a client. */
+  clientOrigins: RegisteredOrigins;
   /** The `/me` authentication step. */
   requireUser: Step;
   /** The platform authentication step (app key and secret). */

@@ -26,6 +26,7 @@ import { SessionStore } from './features/sessions/session-store.js';
 import { MagicLinks } from './features/magic-links/link-store.js';
 import { LinkPurposes } from './features/magic-links/purposes.js';
 import { RegisteredRedirects } from './features/oidc-clients/registered-redirects.js';
+import { RegisteredOrigins } from './features/oidc-clients/registered-origins.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -101,6 +102,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       sessions,
       magicLinks,
       redirects,
+      clientOrigins: new RegisteredOrigins(store),
       // Activity is stamped only on calls the rate limit let through.
       requireUser: withActivity(
         thenLimit(requireUser(accessTokens, profiles, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>

@@ -22,6 +22,8 @@ export interface Route {
   query?: 'parsed' | 'ignored';
   /** A GET that changes state (a link's redemption): no HEAD is made of it, as link checkers send HEAD freely. */
   changesState?: true;
+  /** Called by apps' browser clients: CORS answers the origins registered by their OIDC clients too (`HttpServerOptions.clientOrigins`). */
+  forBrowserClients?: true;
   handle(ctx: RequestContext): Reply | Promise<Reply>;
 }
 

@@ -32,6 +32,8 @@ export interface HttpServerOptions {
   limits: BodyLimits;
   logger: Logger;
   corsOrigins: readonly string[];
+  /** Origins CORS answers too, on the routes `forBrowserClients` (and a preflight or refusal of their paths). */
+  clientOrigins?: { has(origin: string): boolean };
   /** Header names the CORS preflight allows besides the standard ones (the brand's app-key headers). */
   corsHeaders: readonly string[];
   observe?: RequestObserver;
@@ -58,6 +60,9 @@ const statusLine = (status: number) => {
 };
 
 const ALL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+/** The route names of a CORS preflight and of a request no route takes. */
+const PREFLIGHT = 'OPTIONS *';
+const FALLBACK = 'fallback';
 
 const ignoreAbort = () => {};
 
@@ -77,13 +82,22 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const singleHeaders = new Set(['host', 'authorization', 'content-type', 'transfer-encoding', ...options.corsHeaders]);
 
   const compiled = options.routes.map((route) => ({ route, regexp: patternRegExp(route.path) }));
+  /** Names (`ctx.route`) of the handlers of routes `forBrowserClients`, and those routes' patterns, for the paths no handler of its own takes. */
+  const browserClientRoutes = new Set<string>();
+  const browserClientPaths = compiled.filter((c) => c.route.forBrowserClients).map((c) => c.regexp);
 
   function corsOrigin(ctx: RequestContext): string | undefined {
     const origin = ctx.header('origin');
     // Browsers send one Origin: lines given more than once (combined by `header`) name none.
     if (ctx.repeatedHeaders?.includes('origin')) return undefined;
     if (origin && (allowAnyOrigin || allowedOrigins.has(origin))) return origin;
+    if (origin && options.clientOrigins?.has(origin) && forBrowserClients(ctx)) return origin;
     return undefined;
+  }
+
+  function forBrowserClients(ctx: RequestContext): boolean {
+    if (browserClientRoutes.has(ctx.route)) return true;
+    return (ctx.route === PREFLIGHT || ctx.route === FALLBACK) && browserClientPaths.some((regexp) => regexp.test(ctx.path));
   }
 
   function send(ctx: RequestContext, reply: Reply, record: RequestRecorder | undefined): void {
@@ -251,6 +265,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const hasBody = METHODS_WITH_BODY.has(route.method);
     const accepted = route.body ?? (hasBody ? (['json'] as const) : []);
     const record = observe?.(routeName, method);
+    if (route.forBrowserClients) browserClientRoutes.add(routeName);
     return (res: HttpResponse, req: HttpRequest) => {
       const ctx = makeContext(routeName, res, req, names, method);
       if (!ctx) return;
@@ -293,9 +308,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   options.routes.forEach(mount);
 
   const preflightHeaders = ['authorization', 'content-type', 'x-request-id', ...options.corsHeaders].join(', ');
-  const recordPreflight = observe?.('OPTIONS *', 'OPTIONS');
+  const recordPreflight = observe?.(PREFLIGHT, 'OPTIONS');
   app.options('/*', (res, req) => {
-    const ctx = makeContext('OPTIONS *', res, req, []);
+    const ctx = makeContext(PREFLIGHT, res, req, []);
     if (!ctx) return;
     inFlight++;
     const headers: Record<string, string> = {
@@ -307,7 +322,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   });
 
   app.any('/*', (res, req) => {
-    const ctx = makeContext('fallback', res, req, []);
+    const ctx = makeContext(FALLBACK, res, req, []);
     if (!ctx) return;
     inFlight++;
     const allowed = compiled
