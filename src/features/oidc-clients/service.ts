@@ -15,7 +15,6 @@ import {
   type CredentialOptions,
   type StoredCredential,
 } from './credentials.js';
-import { originsOf } from './registered-origins.js';
 import { CLIENT_ID_PATTERN, CONFIG_DEFAULTS, type ClientBody, type ClientUpdate, type CredentialBody, type OidcConfig } from './schemas.js';
 
 export interface StoredClient {
@@ -86,7 +85,7 @@ export class OidcClientService {
       }
       const at = isoDate(turn.now);
       const client: StoredClient = { id, app_id: appId, ...body, created_at: at, updated_at: at };
-      this.putClient(turn, client, undefined);
+      this.putClient(turn, client);
       turn.count(clientCount(appId), 1);
       const { stored, secret } = this.stageCredential(turn, client, {});
       return this.show(client, turn.now, [stored], { clientId: stored.client_id, secret });
@@ -98,19 +97,19 @@ export class OidcClientService {
     return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
       const current = this.require(appId, clientId);
       const client: StoredClient = { ...current, ...body, name: body.name ?? current.name, updated_at: isoDate(turn.now) };
-      this.putClient(turn, client, current);
+      this.putClient(turn, client);
       return this.show(client, turn.now);
     });
   }
 
   remove(appId: string, clientId: string): Promise<void> {
     return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
-      const client = this.require(appId, clientId);
+      this.require(appId, clientId);
       for (const credential of this.credentialsOf(appId, clientId)) {
         turn.del(this.credentials, [appId, clientId, credential.oidc_client_configuration_id]);
       }
       turn.del(this.clients, [appId, clientId]);
-      this.placesChangeAtCommit(turn, appId, client, undefined);
+      this.forgetPlacesAtCommit(turn, appId);
       turn.count(clientCount(appId), -1);
     });
   }
@@ -158,21 +157,21 @@ export class OidcClientService {
     return client;
   }
 
-  /** A client written whole (`before`: as it was, if it was): its `config`, so its app's places and its origins, may change. */
-  private putClient(turn: Turn, client: StoredClient, before: StoredClient | undefined): void {
+  /** A client written whole: its `config`, so the places its app's links may go to and its origins, may change. */
+  private putClient(turn: Turn, client: StoredClient): void {
     turn.put(this.clients, [client.app_id, client.id], client);
-    this.placesChangeAtCommit(turn, client.app_id, before, client);
+    this.forgetPlacesAtCommit(turn, client.app_id);
   }
 
   /**
    * Not before the commit: a link checked meanwhile would keep the old places read anew, and a browser
-   * would be let in by an origin not yet stored. After it and before the answer, so no check sees the old
-   * places or origins once the change is acknowledged.
+   * would be let in by an origin not yet stored. After it and before the answer, so no check sees the
+   * old places or origins once the change is acknowledged.
    */
-  private placesChangeAtCommit(turn: Turn, appId: string, before: StoredClient | undefined, after: StoredClient | undefined): void {
+  private forgetPlacesAtCommit(turn: Turn, appId: string): void {
     turn.afterCommit(() => {
       this.deps.redirects.forget(appId);
-      this.deps.clientOrigins.replace(originsOf(before), originsOf(after));
+      this.deps.clientOrigins.forget();
     });
   }
 
