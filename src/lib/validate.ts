@@ -32,6 +32,22 @@ export const jsonRecord = <S extends v.GenericSchema>(schema: S, message = 'must
     message,
   );
 
+/**
+ * `body` that also takes the read-only fields its resource is read with (`readOnly`), whatever their
+ * values, and drops them: a body read from a GET can be edited and sent back as a PUT. Any other key
+ * it does not name stays unknown (400).
+ */
+export function takingReadOnly<E extends v.ObjectEntries, M extends v.ErrorMessage<v.StrictObjectIssue> | undefined>(
+  body: v.StrictObjectSchema<E, M>,
+  readOnly: readonly string[],
+) {
+  const ignored = Object.fromEntries(readOnly.map((name) => [name, v.optional(v.unknown())]));
+  return v.pipe(
+    v.strictObject({ ...ignored, ...body.entries }, body.message),
+    v.transform((input) => Object.fromEntries(Object.entries(input).filter(([key]) => !readOnly.includes(key))) as v.InferOutput<typeof body>),
+  );
+}
+
 /** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters (C0, DEL, C1). */
 export const NO_CONTROL_CHARACTERS = v.regex(/^\P{Cc}*$/u, 'must not contain control characters');
 

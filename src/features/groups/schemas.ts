@@ -4,7 +4,7 @@ import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
-import { jsonRecord, oneLineOfText } from '../../lib/validate.js';
+import { jsonRecord, oneLineOfText, takingReadOnly } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
@@ -31,8 +31,15 @@ export const GroupBody = v.strictObject({
   meta: v.optional(Meta, {}),
 });
 
-/** SPEC marks no group field required on PUT: an absent name keeps the group's. */
-export const GroupUpdateBody = v.strictObject({ ...GroupBody.entries, name: v.optional(Name) });
+/**
+ * SPEC marks no group field required on PUT: an absent name keeps the group's. The Group's read-only
+ * fields are taken and ignored, so a group read (the plain one, or the `group` of a `/me` wrapper) can
+ * be sent back.
+ */
+export const GroupUpdateBody = takingReadOnly(
+  v.strictObject({ ...GroupBody.entries, name: v.optional(Name) }),
+  ['id', 'member_count', 'app_id', 'created_at', 'updated_at', 'created_by', 'updated_by'],
+);
 
 const Role = oneLineOfText(64, { notText: 'a role is a string', empty: 'a role is a non-empty string', tooLong: 'a role is at most 64 characters' });
 

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl, isHttpOrigin, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
-import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS, oneLineOfText } from '../../lib/validate.js';
+import { jsonObject, jsonRecord, NO_CONTROL_CHARACTERS, oneLineOfText, takingReadOnly } from '../../lib/validate.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
 import { isTimestamp } from '../../lib/timestamps.js';
 
@@ -96,13 +96,13 @@ export const CONFIG_DEFAULTS: Readonly<OidcConfig> = Object.freeze({
 
 const Name = oneLineOfText(200, { notText: 'must be a string', empty: 'must not be empty', tooLong: 'must be at most 200 characters' });
 
-/** Fields a client answers with that a caller may echo back on PUT: accepted and ignored. */
-const readOnly = v.optional(v.unknown());
+/** Fields a client answers with that a caller may echo back on PUT (POST too): accepted and ignored. */
+const READ_ONLY = ['id', 'app_id', 'created_at', 'updated_at', 'credentials'];
 
 /** POST creates and PUT replaces with one body shape: name, description and config as a whole. */
 const clientBody = <NameOut extends string | undefined>(name: v.GenericSchema<unknown, NameOut>) =>
-  v.pipe(
-    jsonObject(
+  jsonObject(
+    takingReadOnly(
       v.strictObject(
         {
           name,
@@ -111,17 +111,12 @@ const clientBody = <NameOut extends string | undefined>(name: v.GenericSchema<un
             '',
           ),
           config: v.optional(OidcConfigSchema, {}),
-          id: readOnly,
-          app_id: readOnly,
-          created_at: readOnly,
-          updated_at: readOnly,
-          credentials: readOnly,
         },
         keyMessage,
       ),
-      'must be a JSON object',
+      READ_ONLY,
     ),
-    v.transform(({ name, description, config }) => ({ name, description, config })),
+    'must be a JSON object',
   );
 
 export const ClientBodySchema = clientBody(Name);
