@@ -47,3 +47,35 @@ t.test('a group read and sent back as a PUT passes, on the platform and on /me',
   t.same(whole.body.field_errors, { group: ['is not a known field'] });
   t.same((await as(server, ada).get(mine)).body, sent.body);
 });
+
+t.test('an invite read and sent back as a PUT passes, on the platform and on /me', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const [ada, dan] = await Promise.all(['ada', 'dan'].map((name) => person(server, `${name}@example.com`)));
+
+  const group = `/groups/${(await api.post('/groups', { name: 'Crew' })).body.id}`;
+  const made = await api.post(`${group}/invites`, { email: 'cat@example.com', roles: ['member'], redirect_url: '/welcome', app_variant_id: 'web' });
+  const path = `${group}/invites/${made.body.invitation.id}`;
+  const read = (await api.get(path)).body;
+  const echoed = await api.put(path, read);
+  t.equal(echoed.status, 200, echoed.text);
+  t.same(echoed.body, read, 'sent back as read, nothing changed');
+  t.same((await api.get(path)).body, read);
+
+  const edited = await api.put(path, { ...read, roles: ['member', 'editor'] });
+  t.equal(edited.status, 200, edited.text);
+  t.same(edited.body, { ...read, roles: ['member', 'editor', 'owner'] }, 'the edited roles alone changed (owner kept: the first member)');
+
+  const unknown = await api.put(path, { ...edited.body, note: 'hi' });
+  t.equal(unknown.status, 400);
+  t.same(unknown.body.field_errors, { note: ['is not a known field'] });
+  t.same((await api.get(path)).body, edited.body, 'a refused PUT changed nothing');
+
+  const mine = `/me/groups/${(await as(server, ada).post('/me/groups', { name: 'Mine' })).body.group.id}`;
+  const invited = await as(server, ada).post(`${mine}/invites`, { user_id: dan.userId, roles: ['member'] });
+  const minePath = `${mine}/invites/${invited.body.invitation.id}`;
+  const myRead = (await as(server, ada).get(minePath)).body;
+  const sent = await as(server, ada).put(minePath, { ...myRead, redirect_url: '/hello' });
+  t.equal(sent.status, 200, sent.text);
+  t.same(sent.body, { ...myRead, redirect_url: '/hello' }, '/me: the edited field alone changed');
+});

@@ -9,27 +9,32 @@ import type { UserRef } from '../users/directory.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
 import { isActiveOwner } from './keys.js';
-import { InviteBody, optionalUserRefOf, userRefOf, listQueryParser, type UserFields } from './schemas.js';
+import { InviteBody, InviteUpdateBody, optionalUserRefOf, userRefOf, listQueryParser, type UserFields } from './schemas.js';
 
 /** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
 export function inviteRoutes(feature: GroupsFeature): Route[] {
   const { deps, reads, invites, showInvite, showWrapper, requireNamable } = feature;
   const parseInvitesQuery = listQueryParser('invite', ['ensured_user_id']);
 
-  const requestOf = <Ref extends UserRef | undefined>(ctx: RequestContext, acting: Acting, refOf: (fields: UserFields) => Ref) => {
-    const { user_id, email, phone, ...rest } = parseJsonBody(ctx, InviteBody);
+  const requestOf = <Ref extends UserRef | undefined>(
+    ctx: RequestContext,
+    acting: Acting,
+    body: typeof InviteBody | typeof InviteUpdateBody,
+    refOf: (fields: UserFields) => Ref,
+  ) => {
+    const { user_id, email, phone, ...rest } = parseJsonBody(ctx, body);
     const ref = refOf({ user_id, email, phone });
     requireNamable(acting, ref);
     return { ...rest, ref };
   };
   const create = async (ctx: RequestContext) => {
     const acting = actingOf(ctx);
-    const { invite, link } = await invites.create(acting, ctx.params.group, requestOf(ctx, acting, userRefOf));
+    const { invite, link } = await invites.create(acting, ctx.params.group, requestOf(ctx, acting, InviteBody, userRefOf));
     return ok({ link, invitation: showInvite(invite, acting.kind) });
   };
   const update = async (ctx: RequestContext) => {
     const acting = actingOf(ctx);
-    return ok(showInvite(await invites.update(acting, ctx.params.group, ctx.params.invite, requestOf(ctx, acting, optionalUserRefOf)), acting.kind));
+    return ok(showInvite(await invites.update(acting, ctx.params.group, ctx.params.invite, requestOf(ctx, acting, InviteUpdateBody, optionalUserRefOf)), acting.kind));
   };
   const remove = async (ctx: RequestContext) => {
     await invites.remove(actingOf(ctx), ctx.params.group, ctx.params.invite);

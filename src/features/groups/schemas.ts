@@ -85,6 +85,18 @@ export const InviteBody = v.strictObject({
   app_variant_id: v.optional(v.pipe(v.string('app_variant_id must be a string'), v.regex(EXTERNAL_ID, 'app_variant_id is 1 to 128 characters of [A-Za-z0-9_.:@|+-]'))),
 });
 
+/** Invite PUT: the create body, and the Group invite's read-only fields taken and ignored, so an invite read can be sent back. */
+export const InviteUpdateBody = takingReadOnly(InviteBody, [
+  'id',
+  'group_id',
+  'state',
+  'user_lookup_value',
+  'created_at',
+  'created_by',
+  'accepted_by',
+  'ensured_user_id',
+]);
+
 /** The fields a member or invite body may name its user by. */
 export type UserFields = { user_id?: string; email?: string; phone?: string };
 
