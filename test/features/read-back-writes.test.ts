@@ -1,5 +1,8 @@
 import t from 'tap';
-import { startServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { startServerWithSchema } from '../helpers/schema.js';
+import { signInByLink } from '../helpers/sign-in.js';
+import { storeDigest } from '../helpers/store-digest.js';
 import { manualClock } from '../../src/lib/clock.js';
 import { as, person, platform } from './groups/helpers.js';
 
@@ -78,4 +81,75 @@ t.test('an invite read and sent back as a PUT passes, on the platform and on /me
   const sent = await as(server, ada).put(minePath, { ...myRead, redirect_url: '/hello' });
   t.equal(sent.status, 200, sent.text);
   t.same(sent.body, { ...myRead, redirect_url: '/hello' }, '/me: the edited field alone changed');
+});
+
+const schema = {
+  fields: {
+    nickname: { type: 'string' as const, user_readable: true, user_writable: true },
+    plan: { type: 'string' as const },
+  },
+};
+
+/** A user signed in by a link (its email verified, sign-in meta set), with app data, attributes and a group. */
+async function fullProfile(server: TestServer) {
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  const path = `/applications/${server.app.id}/users/${signedIn.app_user_id}/data`;
+  const data = { email: 'ada@example.com', first_name: 'Ada', nickname: 'ada', plan: 'pro' };
+  const written = await server.request('PUT', path, { app: server.app, body: { data, attributes: { 'crm:tags': ['vip'] } } });
+  if (written.status !== 200) throw new Error(`profile write answered ${written.status}: ${written.text}`);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Crew' })).body;
+  await api.post(`/groups/${group.id}/members`, { user_id: signedIn.app_user_id, roles: ['reader'] });
+  return { path, token: signedIn.access_token };
+}
+
+t.test('a profile read and sent back as a PUT passes and changes nothing; one field edited changes that field', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { path, token } = await fullProfile(server);
+  const routes = [
+    { label: 'platform', path, auth: { app: server.app } },
+    { label: '/me', path: `/me/applications/${server.app.id}/data`, auth: { token } },
+  ];
+  for (const { label, path, auth } of routes) {
+    const read = (await server.request('GET', path, auth)).body;
+    t.ok(read.groups.length === 1 && Object.keys(read.verified_data).length === 1 && read.meta.last_sign_in, `${label}: every part of a profile is filled`);
+    const before = storeDigest(server.deps.store);
+    const echoed = await server.request('PUT', path, { ...auth, body: read });
+    t.equal(echoed.status, 200, `${label}: ${echoed.text}`);
+    t.same(echoed.body, read, `${label}: answered as read`);
+    t.equal(storeDigest(server.deps.store), before, `${label}: nothing stored changed, meta.modified neither`);
+
+    const edited = await server.request('PUT', path, { ...auth, body: { ...read, data: { ...read.data, nickname: `${label} ada` } } });
+    t.equal(edited.status, 200, `${label}: ${edited.text}`);
+    t.equal(edited.body.data.nickname, `${label} ada`);
+    t.same(
+      { ...edited.body, data: read.data, meta: { ...edited.body.meta, modified: read.meta.modified } },
+      read,
+      `${label}: the edited field alone changed (and meta.modified)`,
+    );
+
+    const settled = storeDigest(server.deps.store);
+    for (const body of [{ ...edited.body, extra: 1 }, { data: edited.body.data, Meta: {} }]) {
+      const unknown = await server.request('PUT', path, { ...auth, body });
+      t.equal(unknown.status, 400, `${label}: another key is still unknown`);
+      t.equal(unknown.body.code, 'E_USER_UPDATE_FAILED');
+      t.same(Object.keys(unknown.body.field_errors), [Object.keys(body).at(-1)]);
+    }
+    const patched = await server.request('PATCH', path, { ...auth, body: { data: { nickname: 'x' }, meta: edited.body.meta } });
+    t.equal(patched.status, 400, `${label}: a PATCH names what changes: a read-only key there is refused`);
+    t.same(patched.body.field_errors, { meta: ['unknown property: expected data and attributes'] });
+    t.equal(storeDigest(server.deps.store), settled, `${label}: refused writes changed nothing`);
+  }
+  t.not((await server.request('GET', path, { app: server.app })).body.data.plan, undefined, 'the /me PUT kept the field its user cannot read');
+});
+
+t.test('the user ID key a profile is read with follows the brand', async (t) => {
+  const server = await startServer(t, { env: { SVC_BRAND: 'acme' } });
+  const path = `/applications/${server.app.id}/users/u1/data`;
+  const read = (await server.request('PUT', path, { app: server.app, body: { data: { first_name: 'Ada' } } })).body;
+  t.equal(read.acme_user, 'u1');
+  t.equal((await server.request('PUT', path, { app: server.app, body: read })).status, 200);
+  const other = await server.request('PUT', path, { app: server.app, body: { ...read, svc_user: 'u1' } });
+  t.equal(other.status, 400, 'another brand\'s key is unknown');
+  t.same(Object.keys(other.body.field_errors), ['svc_user']);
 });

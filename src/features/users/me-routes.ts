@@ -10,7 +10,7 @@ import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';
 import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
-import { FieldQuerySchema, MetaBodySchema, PROFILE_BODY_KINDS, UpsertQuerySchema } from './schemas.js';
+import { FieldQuerySchema, MetaBodySchema, PROFILE_BODY_KINDS, readOnlyProfileKeys, UpsertQuerySchema } from './schemas.js';
 
 /** The caller's own profile (SPEC "User profiles (user-facing)"), within the schema's user rights. */
 export function meProfileRoutes(deps: Deps, service: ProfileService, files: ProfileFiles): Route[] {
@@ -19,12 +19,15 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
 
   const profile = (appId: string, userId: string) => profileReply(profiles.meBytes(appId, userId), userId);
 
-  const write = (mode: ChangeMode) => async (ctx: RequestContext) => {
-    const caller = callerUser(ctx);
-    const { appId, userId } = caller;
-    parseQuery(ctx, UpsertQuerySchema);
-    await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'user', precheck), { writer: 'user', mode, caller });
-    return profile(appId, userId);
+  const write = (mode: ChangeMode) => {
+    const readOnly = readOnlyProfileKeys(mode, deps.config.names.userField);
+    return async (ctx: RequestContext) => {
+      const caller = callerUser(ctx);
+      const { appId, userId } = caller;
+      parseQuery(ctx, UpsertQuerySchema);
+      await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'user', precheck, readOnly), { writer: 'user', mode, caller });
+      return profile(appId, userId);
+    };
   };
 
   return [

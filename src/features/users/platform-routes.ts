@@ -24,6 +24,7 @@ import {
   UpsertQuerySchema,
   PROFILE_BODY_KINDS,
   parseListQuery,
+  readOnlyProfileKeys,
 } from './schemas.js';
 
 /** Profile endpoints for app credentials (SPEC "User profiles (platform)", ADDENDUM §3). */
@@ -46,12 +47,15 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     return requested;
   };
 
-  const write = (mode: ChangeMode) => async (ctx: RequestContext) => {
-    const appId = ctx.params.app;
-    parseQuery(ctx, UpsertQuerySchema);
-    const userId = writeTarget(ctx);
-    await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'app', precheck), { writer: 'app', mode, create: true });
-    return profile(appId, userId);
+  const write = (mode: ChangeMode) => {
+    const readOnly = readOnlyProfileKeys(mode, deps.config.names.userField);
+    return async (ctx: RequestContext) => {
+      const appId = ctx.params.app;
+      parseQuery(ctx, UpsertQuerySchema);
+      const userId = writeTarget(ctx);
+      await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'app', precheck, readOnly), { writer: 'app', mode, create: true });
+      return profile(appId, userId);
+    };
   };
 
   return [

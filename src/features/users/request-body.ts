@@ -42,9 +42,16 @@ function collector() {
  * `{data, attributes}` of a profile write from a JSON body, or from multipart parts: `data` and
  * `attributes` hold JSON text, a part named after an `image`/`file` field holds its file. Images are
  * decoded last (up to 50 MP each): a body refused by any other check of it, the writer's rights among
- * them (`precheck` runs the change rules on the rest of it), costs no decode.
+ * them (`precheck` runs the change rules on the rest of it), costs no decode. The JSON body's keys in
+ * `readOnly` are ignored.
  */
-export async function readProfileChange(body: ParsedBody, schemaOf: SchemaOf, writer: Writer, precheck: Precheck): Promise<ProfileChange> {
+export async function readProfileChange(
+  body: ParsedBody,
+  schemaOf: SchemaOf,
+  writer: Writer,
+  precheck: Precheck,
+  readOnly: ReadonlySet<string>,
+): Promise<ProfileChange> {
   const { errors, complain, throwIfAny } = collector();
   const files: Record<string, Upload> = {};
   const parts: { name: string; part: FilePart; spec: FieldSpec }[] = [];
@@ -83,7 +90,9 @@ export async function readProfileChange(body: ParsedBody, schemaOf: SchemaOf, wr
       else shape[name] = read.value;
     }
   }
-  for (const key of Object.keys(shape)) if (!JSON_PARTS.has(key)) complain(key, 'unknown property: expected data and attributes');
+  for (const key of Object.keys(shape)) {
+    if (!JSON_PARTS.has(key) && !readOnly.has(key)) complain(key, 'unknown property: expected data and attributes');
+  }
   for (const key of JSON_PARTS) {
     if (shape[key] !== undefined && !isPlainObject(shape[key])) complain(key, 'must be an object');
   }

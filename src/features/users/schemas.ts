@@ -5,9 +5,19 @@ import { isTimestamp } from '../../lib/timestamps.js';
 import type { RequestContext } from '../../http/context.js';
 import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
+import type { ChangeMode } from './profile-change.js';
 
 /** Profile writes take JSON or multipart/form-data (files). */
 export const PROFILE_BODY_KINDS = ['json', 'multipart'] as const;
+
+/**
+ * The top-level keys a profile is read with besides `data` and `attributes`. A `PUT` takes them and
+ * ignores them, so a profile read can be edited and sent back as it is (it replaces, as that client
+ * means to); a `PATCH` names what changes, and one of them there is refused as unknown.
+ */
+export function readOnlyProfileKeys(mode: ChangeMode, userField: string): ReadonlySet<string> {
+  return new Set(mode === 'replace' ? [userField, 'state', 'auth_level', 'verified_data', 'groups', 'meta', 'connection_map'] : []);
+}
 
 /** Values a `lookup_filter` or `id_filter` may list. */
 const FILTER_VALUES_LIMIT = 1000;
