@@ -48,15 +48,27 @@ export function takingReadOnly<E extends v.ObjectEntries, M extends v.ErrorMessa
   );
 }
 
-/** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no control characters (C0, DEL, C1). */
-export const NO_CONTROL_CHARACTERS = v.regex(/^\P{Cc}*$/u, 'must not contain control characters');
+/**
+ * A character that makes a name a person reads show otherwise than it is written: a control character
+ * (C0, DEL, C1), a bidirectional control (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069: a
+ * name shown reversed, the "Trojan Source" trick) or a line or paragraph separator (U+2028, U+2029).
+ */
+const MISLEADING_CHARACTER = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u2028\u2029]/u;
+
+export const holdsMisleadingCharacter = (name: string) => MISLEADING_CHARACTER.test(name);
+
+/** Words for a name refused by holdsMisleadingCharacter. */
+export const MISLEADING_CHARACTERS_REFUSED = 'must not contain control characters, bidirectional controls or line separators';
+
+/** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no MISLEADING_CHARACTER. */
+export const NO_MISLEADING_CHARACTERS = v.check((text: string) => !holdsMisleadingCharacter(text), MISLEADING_CHARACTERS_REFUSED);
 
 /**
- * One line of text, trimmed, of 1 to `max` characters and no control characters: the rule of names
+ * One line of text, trimmed, of 1 to `max` characters and no MISLEADING_CHARACTER: the rule of names
  * (groups, apps, OIDC clients) and roles. `says` words each refusal for the field it checks.
  */
 export const oneLineOfText = (max: number, says: { notText?: string; empty: string; tooLong: string }) =>
-  v.pipe(v.string(says.notText), v.trim(), v.minLength(1, says.empty), v.maxLength(max, says.tooLong), NO_CONTROL_CHARACTERS);
+  v.pipe(v.string(says.notText), v.trim(), v.minLength(1, says.empty), v.maxLength(max, says.tooLong), NO_MISLEADING_CHARACTERS);
 
 /** `config.redirect_uris[1]`: where a value lies, written the way a caller writes it; `body` for the whole input. */
 export function shownPath(keys: readonly unknown[]): string {

@@ -1,6 +1,7 @@
 import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from './addresses.js';
 import { addFieldError, shownKey, validationError, type FieldErrors } from '../../lib/errors.js';
 import { jsonEqual } from '../../lib/json-equal.js';
+import { holdsMisleadingCharacter, MISLEADING_CHARACTERS_REFUSED } from '../../lib/validate.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
 import { fieldSpec } from '../applications/schemas.js';
@@ -61,10 +62,10 @@ export const PROFILE_LIMIT = 4 * 1024 * 1024;
 export const ATTRIBUTE_KEYS_LIMIT = 100;
 export const ATTRIBUTE_VALUES_LIMIT = 100;
 const FIELD_NAME_LIMIT = 128;
-/** A name has no whitespace and no control character (C0, DEL or C1). */
-const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):([^\s\x00-\x1f\x7f-\x9f]{1,128})$/;
-/** A data field name no one can read or type: a control character (C0, DEL or C1), or whitespace only. */
-const UNREADABLE_FIELD_NAME = /\p{Cc}|^\s*$/u;
+/** A name has no whitespace (and, checked apart, no misleading character). */
+const ATTRIBUTE_KEY = /^([A-Za-z0-9_-]{1,64}):(\S{1,128})$/;
+/** A data field name no one can read or type: a misleading character (a control character among them), or whitespace only. */
+const isUnreadableFieldName = (name: string) => holdsMisleadingCharacter(name) || /^\s*$/.test(name);
 const SYSTEM_NAMESPACE = 'system';
 
 export const isFileField = (spec: FieldSpec | undefined) => spec?.type === 'image' || spec?.type === 'file';
@@ -157,8 +158,8 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
       continue;
     }
     // After the unchanged check, and not for `null`: a name stored before the rule is sent back as read, or removed.
-    if (value !== null && UNREADABLE_FIELD_NAME.test(name)) {
-      complain(name, 'field names have no control character and are not whitespace only');
+    if (value !== null && isUnreadableFieldName(name)) {
+      complain(name, `field names are not whitespace only and ${MISLEADING_CHARACTERS_REFUSED}`);
       continue;
     }
     // A field the schema no longer allows may still be removed, one by one.
@@ -258,7 +259,7 @@ function nextAttributes(
       continue;
     }
     const match = ATTRIBUTE_KEY.exec(key);
-    if (!match) {
+    if (!match || holdsMisleadingCharacter(match[2])) {
       complain(field, 'keys are <namespace>:<name>');
       continue;
     }

@@ -353,7 +353,7 @@ t.test('a role holds no control characters, as names do: 400 on that role, and n
     ] as const) {
       t.equal(res.status, 400, `${label} ${JSON.stringify(role)}`);
       t.equal(res.body.code, 'E_VALIDATION');
-      t.same(res.body.field_errors, { 'roles[1]': ['must not contain control characters'] });
+      t.same(res.body.field_errors, { 'roles[1]': ['must not contain control characters, bidirectional controls or line separators'] });
     }
   }
   t.equal(storeDigest(server.deps.store), before, 'no user, member or invite was made or changed');
