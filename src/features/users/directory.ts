@@ -8,6 +8,7 @@ import { addressesOf, FIELD_OF, normalizeAddress, stillVerified, type AddressKin
 import type { ProfileViews } from './profile-views.js';
 import { fieldSpec } from '../applications/schemas.js';
 import type { ApplicationStore } from '../applications/store.js';
+import { checkNewUserId } from './schemas.js';
 
 export const USER_KIND = 'user';
 export const userKey = (appId: string, userId: string): Key[] => [appId, userId];
@@ -185,6 +186,7 @@ export class UserDirectory {
         locks: [userLock(appId, ref.user_id)],
         apply: (turn, extraData = {}) => {
           if (turn.get(USER_KIND, userKey(appId, ref.user_id))) return { userId: ref.user_id, created: false };
+          checkNewUserId(ref.user_id, 'user_id');
           this.create(turn, { appId, id: ref.user_id, data: extraData, attributes: {} });
           return { userId: ref.user_id, created: true };
         },

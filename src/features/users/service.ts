@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import type { AppSchema } from '../applications/schemas.js';
 import { USER_KIND, userKey, userLock } from './directory.js';
+import { checkNewUserId } from './schemas.js';
 import {
   applyProfileChange,
   checkRequiredFields,
@@ -75,6 +76,8 @@ export class ProfileService {
       if (change.readBy !== undefined && change.readBy !== schema) return false;
       const current = options.caller ? users.requireCaller(turn, appId, options.caller) : turn.get<UserContext>(USER_KIND, userKey(appId, userId));
       if (!current && !options.create) throw notFound('user', userId);
+      // Here, not before the turn: a user under such an ID, stored before the rule, may be deleted while this waits.
+      if (!current) checkNewUserId(userId, 'user');
       const before = current?.context ?? { data: {}, attributes: {} };
       const next = this.nextProfile(current?.context, change, schema, userId, options);
       const unchanged =
