@@ -248,6 +248,8 @@ t.test('/me group routes answer each standing in the group as API.md says, and c
   type Who = keyof typeof callers;
   const notFound = [404, 'E_GROUP_NOT_FOUND'] as const;
   const forbidden = [403, 'E_FORBIDDEN'] as const;
+  /** An invite of someone else, to a member who may not see it: answered as a missing one. */
+  const hidden = [404, 'E_INVITE_NOT_FOUND'] as const;
   const ok = [200] as const;
   /** Strangers and another app's users never see the group; the rest as listed (absent: not asked). */
   const cases: Array<[string, string, unknown, Partial<Record<Who, readonly [number, string?]>>]> = [
@@ -261,13 +263,13 @@ t.test('/me group routes answer each standing in the group as API.md says, and c
     ['PUT', `${g}/members/${added.id}`, { roles: ['owner'] }, { member: forbidden, pending: forbidden, rejected: forbidden }],
     ['DELETE', `${g}/members/${ownerMember}`, undefined, { member: forbidden, pending: forbidden, rejected: forbidden }],
     ['GET', `${g}/invites`, undefined, { member: ok, pending: ok, rejected: ok, owner: ok }],
-    ['GET', `${g}/invites/${pendingInvite.id}`, undefined, { member: forbidden, pending: ok, rejected: forbidden, owner: ok }],
+    ['GET', `${g}/invites/${pendingInvite.id}`, undefined, { member: hidden, pending: ok, rejected: hidden, owner: ok }],
     ['POST', `${g}/invites`, { user_id: stranger.userId, roles: [] }, { member: forbidden, pending: forbidden, rejected: forbidden }],
     ['PUT', `${g}/invites/${pendingInvite.id}`, { roles: ['owner'] }, { member: forbidden, pending: forbidden, rejected: forbidden }],
     ['DELETE', `${g}/invites/${pendingInvite.id}`, undefined, { member: forbidden, pending: forbidden, rejected: forbidden }],
-    ['POST', `${g}/invites/${pendingInvite.id}/accept`, undefined, { member: forbidden, rejected: forbidden, owner: forbidden }],
-    ['POST', `${g}/invites/${pendingInvite.id}/reject`, undefined, { member: forbidden, rejected: forbidden, owner: forbidden }],
-    ['POST', `${g}/invites/${rejectedInvite.id}/accept`, undefined, { member: forbidden, pending: forbidden, owner: forbidden }],
+    ['POST', `${g}/invites/${pendingInvite.id}/accept`, undefined, { member: hidden, rejected: hidden, owner: forbidden }],
+    ['POST', `${g}/invites/${pendingInvite.id}/reject`, undefined, { member: hidden, rejected: hidden, owner: forbidden }],
+    ['POST', `${g}/invites/${rejectedInvite.id}/accept`, undefined, { member: hidden, pending: hidden, owner: forbidden }],
   ];
   for (const [method, path, body, expected] of cases) {
     for (const [who, caller] of Object.entries(callers) as Array<[Who, typeof owner]>) {

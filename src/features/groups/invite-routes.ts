@@ -1,4 +1,4 @@
-import { forbidden } from '../../lib/errors.js';
+import { notFound } from '../../lib/errors.js';
 import { noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
@@ -8,7 +8,7 @@ import { actingOf, userActingOf, type Acting } from './acting.js';
 import type { UserRef } from '../users/directory.js';
 import { behind, listOf, type GroupsFeature } from './feature.js';
 import { APP_GROUPS, ME_GROUPS } from './group-routes.js';
-import { isActiveOwner } from './keys.js';
+import { isActiveOwner, seesInvite } from './keys.js';
 import { InviteBody, InviteUpdateBody, optionalUserRefOf, userRefOf, listQueryParser, type UserFields } from './schemas.js';
 
 /** Invites under `/me/groups/{group}` (owners manage, the invited user answers) and the platform's. */
@@ -67,9 +67,7 @@ export function inviteRoutes(feature: GroupsFeature): Route[] {
           const { appId, userId } = callerUser(ctx);
           const { member } = reads.visibleGroup(appId, ctx.params.group, userId);
           const invite = reads.invite(appId, ctx.params.group, ctx.params.invite);
-          if (!isActiveOwner(member) && invite.context.ensured_user_id !== userId) {
-            throw forbidden('Only owners and the invited user may see an invite');
-          }
+          if (!seesInvite(member, invite, userId)) throw notFound('invite', ctx.params.invite);
           return ok(showInvite(invite, 'user'));
         },
       },

@@ -1,4 +1,4 @@
-import { conflict, forbidden, validationError } from '../../lib/errors.js';
+import { conflict, forbidden, notFound, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { USER_KIND, userKey, userLock, type UserRef } from '../users/directory.js';
 import { ATTRIBUTE_KEYS_LIMIT, ATTRIBUTE_VALUES_LIMIT, fitsProfileLimit } from '../users/profile-change.js';
@@ -7,7 +7,7 @@ import type { UserContext } from '../../../machines/user.machine.js';
 import { authorOf, partyOf, type Acting, type UserActing } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
 import type { GroupEdit } from './edit.js';
-import { INVITE_KIND, inviteKey, inviteLock, memberLock, withOwner } from './keys.js';
+import { INVITE_KIND, inviteKey, inviteLock, memberLock, seesInvite, withOwner } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
 import { refField, userTarget } from './user-target.js';
 
@@ -24,7 +24,8 @@ export type InviteUpdate = Omit<InviteRequest, 'ref'> & { ref?: UserRef };
 /**
  * Moves an invite and its member together: `pending → accepted` with `invite_pending → active`, or
  * `pending → rejected` with `invite_pending → invite_rejected`; an accepted invite's app variant joins
- * the user's. Only the invited user may; the turn must hold the locks of `answerLocks`. Callable from
+ * the user's. Only the invited user may (403 for an owner, 404 for a member who may not see the
+ * invite, as for a missing one); the turn must hold the locks of `answerLocks`. Callable from
  * any turn over the group (a link's redemption).
  */
 export function answerInvite(
@@ -34,8 +35,9 @@ export function answerInvite(
   userId: string,
   answer: 'accept' | 'reject',
 ): { group: GroupView; member: MemberView } {
-  edit.requireVisibleTo(userId);
+  const caller = edit.requireVisibleTo(userId);
   const invite = edit.requireInvite(inviteId);
+  if (!seesInvite(caller, invite, userId)) throw notFound('invite', inviteId);
   if (invite.context.ensured_user_id !== userId) throw forbidden('Only the invited user may answer an invite');
   const variant = answer === 'accept' && madeByApp(edit, invite) ? invite.context.app_variant_id : undefined;
   // Before anything changes: the variant is written to the user.

@@ -26,6 +26,13 @@ export const OWNER_ROLE = 'owner';
 export const isActiveOwner = (member: { state: string; context: { roles: string[] } }) =>
   member.state === 'active' && member.context.roles.includes(OWNER_ROLE);
 
+/**
+ * Whether a member may see an invite: owners see every one, anyone else only the invites made for
+ * it. To anyone else an invite answers as a missing one (404), so its existence cannot be probed.
+ */
+export const seesInvite = (member: Parameters<typeof isActiveOwner>[0], invite: { context: { ensured_user_id: string } }, userId: string) =>
+  isActiveOwner(member) || invite.context.ensured_user_id === userId;
+
 /** How many member records (any state) a user holds at most in one application: each shows in its profile. */
 export const GROUPS_PER_USER_LIMIT = 1000;
 

@@ -256,9 +256,9 @@ t.test('on /me: owners manage invites, only the invited user answers, others see
   const invite = made.body.invitation;
   t.equal((await as(server, bob).put(`${base}/${invite.id}`, { user_id: cy.userId, roles: ['x'] })).status, 403);
   t.equal((await as(server, bob).del(`${base}/${invite.id}`)).status, 403);
-  t.equal((await as(server, bob).post(`${base}/${invite.id}/accept`)).status, 403, 'only the invited user accepts');
+  t.equal((await as(server, bob).post(`${base}/${invite.id}/accept`)).status, 404, 'only the invited user accepts; bob may not see the invite');
   t.equal((await as(server, ada).post(`${base}/${invite.id}/reject`)).status, 403, 'an owner does not answer for them');
-  t.equal((await as(server, bob).get(`${base}/${invite.id}`)).status, 403);
+  t.equal((await as(server, bob).get(`${base}/${invite.id}`)).status, 404);
   t.equal((await as(server, cy).get(`${base}/${invite.id}`)).body.id, invite.id, 'the invited user sees its invite');
 
   const byOwner = await as(server, ada).get(base);
@@ -272,6 +272,43 @@ t.test('on /me: owners manage invites, only the invited user answers, others see
   t.same(updated.body.roles, ['writer']);
   t.equal((await as(server, cy).post(`${base}/${invite.id}/accept`)).status, 200);
   t.same((await as(server, cy).get(`/me/groups/${group.id}`)).body.member.roles, ['writer']);
+});
+
+t.test("on /me a caller who may not see an invite gets the answer of a missing one: existence cannot be probed", async (t) => {
+  const server = await startServer(t);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const cy = await person(server, 'cy@example.com');
+  const dee = await person(server, 'dee@example.com');
+  const eve = await person(server, 'eve@example.com');
+  const { group } = await groupOf(server, ada);
+  const base = `/me/groups/${group.id}/invites`;
+  await platform(server).post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: ['editor'] });
+  const invite = (await as(server, ada).post(base, { user_id: cy.userId, roles: [] })).body.invitation;
+  await as(server, ada).post(base, { user_id: dee.userId, roles: [] });
+  // A well-formed ID next to the real one: monotonic ULIDs make neighbours the likeliest guesses.
+  const missing = `invite_${invite.id.slice(-26, -1)}${invite.id.endsWith('Z') ? 'Y' : 'Z'}`;
+  const shown = (res: { status: number; text: string }, id: string) => `${res.status} ${res.text.replaceAll(id, '<id>')}`;
+
+  for (const caller of [bob, dee, eve]) await as(server, caller).get('/me/groups'); // each stamps its last_active first
+  const before = storeDigest(server.deps.store);
+  // bob: an active member without owner; dee: invited to the group too, but not by this invite; eve: no member at all.
+  for (const [who, caller, code] of [['bob', bob, 'E_INVITE_NOT_FOUND'], ['dee', dee, 'E_INVITE_NOT_FOUND'], ['eve', eve, 'E_GROUP_NOT_FOUND']] as const) {
+    const asked = {
+      get: (id: string) => as(server, caller).get(`${base}/${id}`),
+      accept: (id: string) => as(server, caller).post(`${base}/${id}/accept`),
+      reject: (id: string) => as(server, caller).post(`${base}/${id}/reject`),
+    };
+    for (const [route, ask] of Object.entries(asked)) {
+      const [existing, absent] = [await ask(invite.id), await ask(missing)];
+      t.equal(existing.status, 404, `${who} ${route}`);
+      t.equal(existing.body.code, code, `${who} ${route}`);
+      t.equal(shown(existing, invite.id), shown(absent, missing), `${who} ${route}: an existing invite answers as a missing one`);
+    }
+  }
+  t.equal(storeDigest(server.deps.store), before, 'nothing changed');
+  t.equal((await as(server, ada).post(`${base}/${invite.id}/reject`)).status, 403, 'an owner, who lists every invite, is refused the answer');
+  t.equal((await as(server, cy).get(`${base}/${invite.id}`)).body.id, invite.id, 'the invited user sees its invite');
 });
 
 t.test('invite lists page by ID and filter on ensured_user_id', async (t) => {
