@@ -79,7 +79,7 @@ t.test("a link sends its browser only where the app's OIDC clients registered: e
   t.equal((await invite('https://web.example:8443/joined')).status, 200, 'an invite link too');
 });
 
-t.test('a link whose location its app no longer registers is answered in JSON, never followed', async (t) => {
+t.test('a link whose location its app no longer registers is answered in JSON, never followed nor shown', async (t) => {
   const server = await startServer(t);
   const client = await registerRedirects(server, { allowed_origins: ['https://app.example'] });
   const made = await requestLink(server, 'ada@example.com', { redirect_url: 'https://app.example/in' });
@@ -92,11 +92,14 @@ t.test('a link whose location its app no longer registers is answered in JSON, n
   const redeemed = await server.request('GET', linkPath(made.body.link), { headers: { accept: 'text/html' } });
   t.equal(redeemed.status, 200);
   t.equal(redeemed.headers.get('location'), null);
-  t.equal(redeemed.body.redirect_url, 'https://app.example/in');
+  t.equal(redeemed.body.redirect_url, null, 'a place it may not go to is not handed to the client to go to');
   t.type(redeemed.body.access_token, 'string', 'the sign-in itself still works');
+  const again = await server.request('GET', linkPath(made.body.link), { headers: { accept: 'application/json' } });
+  t.equal(again.status, 410);
+  t.notMatch(again.text, 'app.example', 'a spent link does not tell where it pointed');
 });
 
-t.test('a link stored with a user name or password in its location, from before that was refused, is answered in JSON, never followed', async (t) => {
+t.test('a link stored with a user name or password in its location, from before that was refused, is answered in JSON, never followed nor shown', async (t) => {
   const server = await startServer(t);
   const client = await registerRedirects(server, { allowed_origins: ['https://app.example'], redirect_uris: ['https://app.example/cb'] });
   // What a client and its links stored before the userinfo rule may hold: a registered origin as user name goes to evil.example.
@@ -116,7 +119,8 @@ t.test('a link stored with a user name or password in its location, from before 
     const redeemed = await server.request('GET', await legacyLink(`${url.length}@example.com`, url), { headers: { accept: 'text/html' } });
     t.equal(redeemed.status, 200, `${url} is not followed`);
     t.equal(redeemed.headers.get('location'), null);
-    t.equal(redeemed.body?.redirect_url, url);
+    t.equal(redeemed.body?.redirect_url, null);
+    t.notMatch(redeemed.text, url, 'nor its password');
     t.type(redeemed.body?.access_token, 'string', 'the sign-in itself still works');
   }
 });

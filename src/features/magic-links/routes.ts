@@ -147,7 +147,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
         const { appId, userId, redirectUrl } = link;
         const followed = redirectUrl !== undefined && magicLinks.mayRedirect(appId, redirectUrl);
         if (!followed || wantsJson(ctx)) {
-          return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: redirectUrl ?? null });
+          // A place the link may no longer send its browser to is not handed to the client to go to either.
+          return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: followed ? redirectUrl : null });
         }
         // Invite links may carry a relative location: it is relative to the service's public URL.
         const target = new URL(redirectUrl, deps.config.publicUrl);
