@@ -95,22 +95,31 @@ export class MagicLinks {
   }
 
   /**
-   * Whether a redeemed link of `appId` may send its browser to `url`: a path on this service (invites
-   * only), or a place one of the app's OIDC clients registered, with no user name or password. Asked
-   * again on redemption, so a place the app has since unregistered, or a link (or client) stored before
-   * these rules, is answered in JSON, never followed.
+   * Whether a redeemed link of `appId` may send its browser to `url`: of the shape a link's body must
+   * give (an absolute http(s) URL or a path, no user name or password) and registered. Asked again on
+   * redemption, so a place the app has since unregistered, or a link (or client) stored before these
+   * rules, is answered in JSON, never followed.
    */
   mayRedirect(appId: string, url: string): boolean {
-    return withoutUserinfo(url) && (isLocalPath(url) || (isAbsoluteHttpUrl(url) && this.redirects.includes(appId, url)));
+    return withoutUserinfo(url) && (isLocalPath(url) || isAbsoluteHttpUrl(url)) && this.isRegistered(appId, url);
   }
 
-  /** 400 `E_VALIDATION` on `redirect_url` unless a link of `appId` may send its browser to `url` (`mayRedirect`). */
+  /**
+   * 400 `E_VALIDATION` on `redirect_url` unless a link of `appId` may be made with `url`. Its shape (an
+   * absolute http(s) URL or a path, no user name or password) is the body schema's to check, before:
+   * it refuses each problem in words of its own.
+   */
   requireRedirect(appId: string, url: string): void {
-    if (!this.mayRedirect(appId, url)) {
+    if (!this.isRegistered(appId, url)) {
       throw validationError({
         redirect_url: ["must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"],
       });
     }
+  }
+
+  /** A path on this service (invites only), or a place one of the app's OIDC clients registered. */
+  private isRegistered(appId: string, url: string): boolean {
+    return isLocalPath(url) || this.redirects.includes(appId, url);
   }
 
   /** The committed record of a link id, with its ref. */
