@@ -21,6 +21,9 @@ import { runRemovingUser } from '../groups/user-removal.js';
 
 export type UserState = 'enabled' | 'disabled';
 
+/** What a write changes: the user's `data` and `attributes`, or an empty profile for a user it creates. */
+const startOf = (current: UserContext | undefined) => current ?? { data: {}, attributes: {} };
+
 interface WriteOptions {
   writer: Writer;
   mode: ChangeMode;
@@ -78,7 +81,7 @@ export class ProfileService {
       if (!current && !options.create) throw notFound('user', userId);
       // Here, not before the turn: a user under such an ID, stored before the rule, may be deleted while this waits.
       if (!current) checkNewUserId(userId, 'user');
-      const before = current?.context ?? { data: {}, attributes: {} };
+      const before = startOf(current?.context);
       const next = this.nextProfile(current?.context, change, schema, userId, options);
       const unchanged =
         jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes) && !namesUnreadableField(change, schema, options.writer);
@@ -97,7 +100,7 @@ export class ProfileService {
   /** `data` and `attributes` after `change`, or 400 with every problem of it; a profile that a write creates starts whole. */
   private nextProfile(current: UserContext | undefined, change: ProfileChange, schema: AppSchema, userId: string, options: WriteOptions) {
     const rules = { schema, writer: options.writer, mode: options.mode, userId, reservedNamespace: this.deps.config.names.reservedNamespace };
-    const next = applyProfileChange(current ?? { data: {}, attributes: {} }, change, rules);
+    const next = applyProfileChange(startOf(current), change, rules);
     if (!current) checkRequiredFields(schema, next.data);
     return next;
   }
