@@ -33,6 +33,9 @@ export function normalizeAddress(kind: AddressKind, value: string): string {
 
 export const addressKindOf = (value: string): AddressKind => (value.includes('@') ? 'email' : 'phone');
 
+/** Whether `value` is an address of the kind `addressKindOf` reads it as: one no rule-abiding user could hold is not. */
+export const isAddress = (value: string): boolean => (addressKindOf(value) === 'email' ? isEmailAddress(value) : isPhoneNumber(value));
+
 /** The profile field that holds an address of each kind, in `data` and `verified_data`. */
 export const FIELD_OF: Record<AddressKind, 'email' | 'phone_number'> = { email: 'email', phone: 'phone_number' };
 

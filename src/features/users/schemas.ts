@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { MAX_EMAIL_LENGTH } from './addresses.js';
+import { EMAIL_RULE, isAddress, PHONE_RULE } from './addresses.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 import { validationError } from '../../lib/errors.js';
 import { isTimestamp } from '../../lib/timestamps.js';
@@ -43,7 +43,7 @@ const ListFilterSchema = v.strictObject({
   lookup_filter: v.optional(
     v.pipe(
       commaList('email addresses or phone numbers'),
-      v.check((values) => values.every((value) => value.length <= MAX_EMAIL_LENGTH), `values are at most ${MAX_EMAIL_LENGTH} characters`),
+      v.check((values) => values.every(isAddress), `each value must be ${EMAIL_RULE}, or ${PHONE_RULE}`),
     ),
   ),
   id_filter: v.optional(v.pipe(commaList('user IDs'), v.check((ids) => ids.every((id) => EXTERNAL_ID.test(id)), 'must list user IDs'))),
