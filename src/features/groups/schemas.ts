@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl, isLocalPath, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
-import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/addresses.js';
+import { EMAIL_RULE, isAddress, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
@@ -125,27 +125,40 @@ export function optionalUserRefOf(body: UserFields): UserRef | undefined {
 /** What a list pages: its `after` is an ID of that kind, so a cursor taken from another list is refused, not read as a position. */
 export type ListedKind = 'group' | 'member' | 'invite';
 
+/** What a `lookup_filter` value can match on each list: a value no item could is malformed, not an empty page. */
+const LOOKUP_VALUES = {
+  // A group ID is a name by this rule too.
+  group: { matches: (value: string) => v.is(Name, value), says: `a group ID or name (at most ${GROUP_NAME_LIMIT} characters, no control characters)` },
+  member: { matches: (value: string) => v.is(UserId, value) || isAddress(value), says: 'a user ID, an email address or a phone number' },
+};
+
 /**
- * A `lookup_filter`: its comma list, trimmed, without repeats. For group names (`orWhole`) its whole
- * text is one value more when that has a comma and could be a name, so a name with a comma can be
- * asked for.
+ * A `lookup_filter`: its comma list, trimmed, without repeats, each value one that `listed` items could
+ * match. On group lists its whole text is one value more when that has a comma and could be a name,
+ * so a name with a comma (or two in a row) can be asked for; elsewhere an empty entry is malformed.
  */
-const lookupFilter = (orWhole: boolean) =>
-  v.optional(
+const lookupFilter = (listed: keyof typeof LOOKUP_VALUES) => {
+  const { matches, says } = LOOKUP_VALUES[listed];
+  return v.optional(
     v.pipe(
       v.string(),
-      v.transform((list) => ({ whole: list.trim(), values: [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))] })),
+      v.transform((list) => {
+        const whole = list.trim();
+        const entries = list.split(',').map((s) => s.trim());
+        const tried = listed === 'group' && whole.includes(',') && whole.length <= GROUP_NAME_LIMIT ? [whole] : [];
+        return { entries, tried, values: [...new Set(entries.filter(Boolean))] };
+      }),
       v.check(({ values }) => values.length >= 1, 'lookup_filter lists at least one value'),
+      v.check(({ entries, tried }) => tried.length > 0 || entries.every(Boolean), 'lookup_filter is a comma-separated list without empty entries'),
       v.check(({ values }) => values.length <= 100, 'lookup_filter holds at most 100 values'),
-      v.check(({ values }) => values.every((value) => value.length <= 320), 'a lookup_filter value is at most 320 characters'),
-      v.transform(({ whole, values }) =>
-        orWhole && whole.includes(',') && whole.length <= GROUP_NAME_LIMIT ? [...values, whole] : values,
-      ),
+      v.check(({ values }) => values.every(matches), `each lookup_filter value is ${says}`),
+      v.transform(({ values, tried }) => [...values, ...tried]),
     ),
   );
+};
 
 const FilterFields = {
-  lookup_filter: lookupFilter(false),
+  lookup_filter: lookupFilter('member'),
   ensured_user_id: v.optional(UserId),
 };
 
@@ -161,7 +174,7 @@ export function listQueryParser(
   filters: ReadonlyArray<keyof typeof FilterFields>,
   { lookupByName = false } = {},
 ): (ctx: RequestContext) => ListQuery {
-  const fields = { ...FilterFields, lookup_filter: lookupFilter(lookupByName) };
+  const fields = { ...FilterFields, lookup_filter: lookupFilter(lookupByName ? 'group' : 'member') };
   const schema = v.strictObject(Object.fromEntries(filters.map((name) => [name, fields[name]])));
   const parsePage = pageQueryParser({ maxPageSize: 100, defaultPageSize: 20, cursor: idPattern(listed), listed, sortable: false });
   return (ctx) => parsePage(ctx, schema) as ListQuery;

@@ -184,6 +184,37 @@ t.test('a group name with a comma is found when lookup_filter asks for it whole'
   t.equal(members.status, 200, 'member lists take comma lists as before');
 });
 
+t.test('a lookup_filter value no group or member could match is 400 on lookup_filter; a well-formed one that matches nothing, an empty page', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada, 'Crew');
+  const get = async (list: string, filter: string) => api.get(`${list}?lookup_filter=${encodeURIComponent(filter)}`);
+  const members = `/groups/${group.id}/members`;
+  for (const [list, filter] of [
+    ['/groups', 'Crew,a\u0001b'],
+    ['/groups', 'x'.repeat(201)],
+    ['/groups', `${'x'.repeat(150)},,${'y'.repeat(60)}`],
+    [members, 'ada@example.com,,bob@example.com'],
+    [members, 'a b'],
+    [members, `${ada.userId},x\u007f`],
+    [members, 'x'.repeat(129)],
+  ]) {
+    const res = await get(list, filter);
+    t.equal(res.status, 400, `${list} ${JSON.stringify(filter)}`);
+    t.same(Object.keys(res.body.field_errors ?? {}), ['lookup_filter'], `${list} ${JSON.stringify(filter)} names lookup_filter`);
+  }
+  for (const [list, filter] of [
+    ['/groups', 'Nobody,group_01JD0000000000000000000000'],
+    ['/groups', 'a,,b'],
+    [members, 'nobody,nobody@example.com,+1 555 000 9999'],
+  ]) {
+    t.same((await get(list, filter)).body, { total_results: 0, results: [] }, `${list} ${JSON.stringify(filter)}: an empty page`);
+  }
+  t.equal((await get('/groups', `${'x'.repeat(150)},,Crew`)).body.total_results, 1, 'a list of names may hold an empty entry while the whole could be one name');
+  t.equal((await get(members, ` ${ada.userId} `)).body.total_results, 1);
+});
+
 t.test('a group name is found however its accents are encoded, as an address is: lookup_filter compares names in NFC', async (t) => {
   const server = await startServer(t);
   const api = platform(server);
