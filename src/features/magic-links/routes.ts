@@ -84,8 +84,8 @@ export function magicLinkRoutes(deps: Deps): Route[] {
         const purpose: LinkPurpose = request.group_to_join
           ? { kind: 'join_group', groupId: request.group_to_join }
           : { kind: 'sign_in' };
+        const plan = users.planEnsure(appId, ref);
         for (let attempt = 1; ; attempt++) {
-          const plan = users.planEnsure(appId, ref);
           // The user found by address must be locked too: its links are revoked under its lock.
           const found = 'user_id' in ref ? undefined : users.addressHolder(appId, request.kind, request.address);
           const locks = [...plan.locks, ...(found ? [userLock(appId, found)] : [])];
@@ -93,7 +93,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
             // Again by the schema as it is now if a change to it was committed while the turn waited for its locks.
             const { data } = deps.apps.require(appId).schema === request.checked.schema ? request.checked : checkProfileData(deps, appId, request.data);
             const { userId } = plan.apply(turn, data);
-            if (!locks.includes(userLock(appId, userId))) return undefined;
+            if (!turn.holds(userLock(appId, userId))) return undefined;
             const { link } = magicLinks.create(turn, {
               appId,
               userId,

@@ -178,7 +178,8 @@ export class UserDirectory {
 
   /**
    * Locks and steps to find a user by ID or address, creating it when absent (an unknown `user_id`
-   * is created under that ID; an unknown address gets a new generated ID and the address in `data`).
+   * is created under that ID; an unknown address gets a new ID, drawn in the turn so that it sorts
+   * after every user committed before it, and the address in `data`). `turn.holds` the user's lock then.
    */
   planEnsure(appId: string, ref: UserRef): EnsurePlan {
     if ('user_id' in ref) {
@@ -193,12 +194,12 @@ export class UserDirectory {
       };
     }
     const [kind, value] = 'email' in ref ? (['email', ref.email] as const) : (['phone', ref.phone] as const);
-    const newUserId = newId('user');
     return {
-      locks: [addressLock(appId, kind, value), userLock(appId, newUserId)],
+      locks: [addressLock(appId, kind, value)],
       apply: (turn, extraData = {}) => {
         const existing = this.addressHolder(appId, kind, value);
         if (existing) return { userId: existing, created: false };
+        const newUserId = turn.lockNew(() => newId('user'), (id) => [userLock(appId, id)]);
         const field = kind === 'email' ? 'email' : 'phone_number';
         this.create(turn, { appId, id: newUserId, data: { ...extraData, [field]: value.trim() }, attributes: {} });
         return { userId: newUserId, created: true };

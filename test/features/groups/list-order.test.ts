@@ -71,3 +71,26 @@ t.test("a group made after waiting for its creator's lock is listed after the gr
   const mine = await as(server, ada).get('/me/groups');
   t.same(mine.body.results.map((item: { group: { id: string } }) => item.group.id), [adas.body.group.id], 'Ada is its first member');
 });
+
+// A user ensured by address (a member or invite by email, a platform magic link) drew its ID on
+// arrival, before its turn waited for the group: a user made meanwhile with a later ID committed first,
+// and a client holding that one as its user list cursor skipped it.
+t.test("a user made by a member's email after waiting for the group's lock is listed after the users committed before it", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  const ids = (res: { body: any }) => res.body.results.map((profile: { svc_user: string }) => profile.svc_user);
+  const lock = groupLock(server.app.id, group.id);
+
+  const releaseGroup = await holdLocks(server, [lock]);
+  const forNewcomer = await queueOn(server, lock, () => api.post(`/groups/${group.id}/members`, { email: 'newcomer@example.com', roles: [] }));
+  const made = await api.put('/users/__uuid__/data', { data: { first_name: 'Meanwhile' } });
+  t.equal(made.status, 200);
+  t.same(ids(await api.get(`/users/data?after=${ada.userId}`)), [made.body.svc_user], "a client reads the list's end: the user made meanwhile");
+
+  releaseGroup();
+  const member = await forNewcomer.answer;
+  t.equal(member.status, 200);
+  t.same(ids(await api.get(`/users/data?after=${made.body.svc_user}`)), [member.body.user_id], 'the newcomer, committed later, is on the page after that end');
+});
