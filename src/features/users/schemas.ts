@@ -4,7 +4,7 @@ import { EXTERNAL_ID } from '../../lib/ids.js';
 import { validationError } from '../../lib/errors.js';
 import { isTimestamp } from '../../lib/timestamps.js';
 import type { RequestContext } from '../../http/context.js';
-import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
+import { pageQueryParser, type SortedPageQuery } from '../../http/page-query.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
 import type { ChangeMode } from './profile-change.js';
 
@@ -52,7 +52,7 @@ const ListFilterSchema = v.strictObject({
 
 const parsePage = pageQueryParser({ maxPageSize: 1000, defaultPageSize: 100, cursor: EXTERNAL_ID, listed: 'user', sortable: true });
 
-export type ListQuery = v.InferOutput<typeof ListFilterSchema> & PageQuery;
+export type ListQuery = v.InferOutput<typeof ListFilterSchema> & SortedPageQuery;
 
 /** The list query: the shared paging parameters plus the profile filters; anything else is a 400. */
 export function parseListQuery(ctx: RequestContext): ListQuery {
