@@ -1,12 +1,11 @@
 import { forbidden, validationError } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
 import { parseJsonBody, parseQuery } from '../../lib/validate.js';
 import { jsonBytes, noContent, ok } from '../../http/reply.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
 import { fieldSpec } from '../applications/schemas.js';
-import type { ChangeMode } from './profile-change.js';
+import type { ChangeMode, Precheck, SchemaOf } from './profile-change.js';
 import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';
 import { listProfiles, projectProfile } from './listing.js';
@@ -35,12 +34,12 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
   const profile = (appId: string, userId: string) => profileReply(profiles.platformBytes(appId, userId), userId);
 
   /**
-   * The user ID an upsert names: `__uuid__`/`__default__` ask for a new one. One no user can have is
-   * a 400, not a 404: the upsert would create it.
+   * The user ID an upsert names, undefined for `__uuid__`/`__default__`, which ask for a new one. One
+   * no user can have is a 400, not a 404: the upsert would create it.
    */
-  const writeTarget = (ctx: RequestContext): string => {
+  const writeTarget = (ctx: RequestContext): string | undefined => {
     const requested = ctx.params.user;
-    if (GENERATE_ID.has(requested)) return newId('user', deps.clock.now());
+    if (GENERATE_ID.has(requested)) return undefined;
     if (!isUserId(requested)) {
       throw validationError({ user: ['user IDs are 1 to 128 characters of A-Z a-z 0-9 _ . : @ | + - (not __sample__)'] });
     }
@@ -52,8 +51,8 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     return async (ctx: RequestContext) => {
       const appId = ctx.params.app;
       parseQuery(ctx, UpsertQuerySchema);
-      const userId = writeTarget(ctx);
-      await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'app', precheck, readOnly), { writer: 'app', mode, create: true });
+      const read = (schemaOf: SchemaOf, precheck: Precheck) => readProfileChange(ctx.body, schemaOf, 'app', precheck, readOnly);
+      const userId = await service.write(appId, writeTarget(ctx), read, { writer: 'app', mode, create: true });
       return profile(appId, userId);
     };
   };

@@ -52,7 +52,8 @@ export interface ChangeRules {
   schema: AppSchema;
   writer: Writer;
   mode: ChangeMode;
-  userId: string;
+  /** Undefined for a user whose ID is not drawn yet (a precheck): any `user_id` given is then a change. */
+  userId: string | undefined;
   /** `<brand>:`, writable only by the app. */
   reservedNamespace: string;
 }

@@ -1,5 +1,6 @@
 import { notFound } from '../../lib/errors.js';
 import { jsonEqual } from '../../lib/json-equal.js';
+import { newId } from '../../lib/ids.js';
 import type { Deps } from '../../deps.js';
 import type { UserContext } from '../../../machines/user.machine.js';
 import type { AppSchema } from '../applications/schemas.js';
@@ -43,40 +44,44 @@ export class ProfileService {
   /**
    * Applies the change `read` makes of the request as `writer` may, by the rules of the app's schema
    * as it is in the write's turn: a schema change committed while the write waited for its user counts.
+   * `userId` undefined makes a new user (with `create`), its ID drawn in the turn, so that it sorts after
+   * every user committed before it (reading the request may decode images for a while). Answers the user's ID.
    */
   async write(
     appId: string,
-    userId: string,
+    userId: string | undefined,
     read: (schemaOf: SchemaOf, precheck: Precheck) => Promise<ProfileChange>,
     options: WriteOptions,
-  ): Promise<void> {
+  ): Promise<string> {
     const schemaOf = () => this.deps.apps.require(appId).schema;
     // The write's turn checks again: the profile may change meanwhile. A user that is absent and not to
     // be created is the turn's 404.
     const precheck = (change: ProfileChange) => {
-      const current = this.deps.users.get(appId, userId);
+      const current = userId === undefined ? undefined : this.deps.users.get(appId, userId);
       if (current || options.create) this.nextProfile(current?.context, change, change.readBy ?? schemaOf(), userId, options);
     };
     for (;;) {
       const change = await read(schemaOf, precheck);
       // Read again only if read by a schema that a change replaced before the write's turn: rare.
-      if (await this.writeInTurn(appId, userId, change, schemaOf, options)) return;
+      const written = await this.writeInTurn(appId, userId, change, schemaOf, options);
+      if (written !== undefined) return written;
     }
   }
 
-  /** False, changing nothing, when `change` was read by another schema than the turn's. */
+  /** The user's ID; undefined, changing nothing, when `change` was read by another schema than the turn's. */
   private writeInTurn(
     appId: string,
-    userId: string,
+    requestedId: string | undefined,
     change: ProfileChange,
     schemaOf: SchemaOf,
     options: WriteOptions,
-  ): Promise<boolean> {
+  ): Promise<string | undefined> {
     const { users, runtime } = this.deps;
-    return runtime.run([userLock(appId, userId)], (turn) => {
+    return runtime.run(requestedId === undefined ? [] : [userLock(appId, requestedId)], (turn) => {
       // The app record's cached schema: the same object for as long as the record is unchanged.
       const schema = schemaOf();
-      if (change.readBy !== undefined && change.readBy !== schema) return false;
+      if (change.readBy !== undefined && change.readBy !== schema) return undefined;
+      const userId = requestedId ?? turn.lockNew(() => newId('user', turn.now), (id) => [userLock(appId, id)]);
       const current = options.caller ? users.requireCaller(turn, appId, options.caller) : turn.get<UserContext>(USER_KIND, userKey(appId, userId));
       if (!current && !options.create) throw notFound('user', userId);
       // Here, not before the turn: a user under such an ID, stored before the rule, may be deleted while this waits.
@@ -93,12 +98,12 @@ export class ProfileService {
       }
       // Even unchanged: a value kept from before its field held files may describe an upload it never stored.
       this.files.stage(turn, appId, userId, before.data, next.data, change.files);
-      return true;
+      return userId;
     });
   }
 
   /** `data` and `attributes` after `change`, or 400 with every problem of it; a profile that a write creates starts whole. */
-  private nextProfile(current: UserContext | undefined, change: ProfileChange, schema: AppSchema, userId: string, options: WriteOptions) {
+  private nextProfile(current: UserContext | undefined, change: ProfileChange, schema: AppSchema, userId: string | undefined, options: WriteOptions) {
     const rules = { schema, writer: options.writer, mode: options.mode, userId, reservedNamespace: this.deps.config.names.reservedNamespace };
     const next = applyProfileChange(startOf(current), change, rules);
     if (!current) checkRequiredFields(schema, next.data);
