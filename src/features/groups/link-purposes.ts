@@ -16,8 +16,8 @@ export type HoldingHandler<K extends HandledKind> = Omit<PurposeHandler<K>, 'red
 };
 
 /**
- * The redemption turn holds the user's lock and the ones `locks` named, and cannot take more, so
- * its body's `hold` checks against exactly those. The runtime alone would only catch an actor
+ * The redemption turn holds the user's lock and the ones `locks` named, and cannot take more (but
+ * the locks of new records' IDs, which `Turn.lockNew` draws in it), so its body's `hold` checks against exactly those. The runtime alone would only catch an actor
  * written without its lock; a lock held for exclusion (the group's, which keeps one member per
  * user) could go missing from `locks` without a sound.
  */
@@ -58,10 +58,6 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
     },
   }));
 
-  // The joining member's ID must be locked before the turn starts, so `locks` picks it; the redemption
-  // hands `redeem` the very facts object it gave `locks` (lockedUpFront refuses any other), which
-  // finds the ID again here.
-  const joiningMember = new WeakMap<LinkFacts<'join_group'>, string>();
   purposes.register('join_group', lockedUpFront({
     method: 'magic_link',
     check(turn, { appId, purpose }) {
@@ -69,18 +65,14 @@ export function registerGroupLinkPurposes(purposes: LinkPurposes, core: GroupsCo
       if (!group) throw validationError({ group_to_join: ['no such group'] });
       if (group.context.admission_policy !== 'open') throw validationError({ group_to_join: ['the group must be open'] });
     },
-    locks(link) {
-      const memberId = newId('member');
-      joiningMember.set(link, memberId);
-      return [groupLock(link.appId, link.purpose.groupId), memberLock(link.appId, link.purpose.groupId, memberId)];
-    },
+    locks: (link) => [groupLock(link.appId, link.purpose.groupId)],
     redeem(turn, link, hold) {
-      const memberId = joiningMember.get(link)!;
       // Deleting a group cannot find the links that name it; they answer 410 as an invite's link does.
       if (!turn.get(GROUP_KIND, groupKey(link.appId, link.purpose.groupId))) throw linkExpired('The group of this link no longer exists');
       const edit = new GroupEdit(core, turn, hold, link.appId, link.purpose.groupId);
       if (edit.group.context.admission_policy !== 'open') throw conflict('E_GROUP_NOT_OPEN', 'The group is no longer open');
       if (edit.memberOfUser(link.userId)) return;
+      const memberId = turn.lockNew(() => newId('member'), (id) => [memberLock(link.appId, link.purpose.groupId, id)]);
       edit.addMember(memberId, { userId: link.userId, roles: [], state: 'active', addedBy: `user:${link.userId}` }, 'group_to_join');
       edit.finish();
     },

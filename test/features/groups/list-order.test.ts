@@ -4,6 +4,7 @@ import { holdLocks, queueOn } from '../../helpers/locks.js';
 import { userLock } from '../../../src/features/users/directory.js';
 import { groupLock } from '../../../src/features/groups/keys.js';
 import { as, groupOf, person, platform } from './helpers.js';
+import { linkPath, requestLink } from '../../helpers/sign-in.js';
 
 // Lists page by ID: an item committed after a client read the end of a list must sort after it, or
 // `after` skips it for good. A turn that must be run again for a lock it lacked (a user named by an
@@ -93,4 +94,33 @@ t.test("a user made by a member's email after waiting for the group's lock is li
   const member = await forNewcomer.answer;
   t.equal(member.status, 200);
   t.same(ids(await api.get(`/users/data?after=${made.body.svc_user}`)), [member.body.user_id], 'the newcomer, committed later, is on the page after that end');
+});
+
+// A link that joins an open group drew its member's ID when it was redeemed, before its turn waited
+// for the group and its user: a member added meanwhile drew a later ID in its own turn and committed first.
+t.test("a member joining by link after waiting for its user's lock is listed after the members committed before it", async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const bob = await person(server, 'bob@example.com');
+  const cy = await person(server, 'cy@example.com');
+  const group = (await api.post('/groups', { name: 'Open', admission_policy: 'open' })).body;
+  const link = await requestLink(server, 'bob@example.com', { group_to_join: group.id });
+  t.equal(link.status, 200);
+  const ids = (res: { body: any }) => res.body.results.map((member: { id: string }) => member.id);
+  const lock = groupLock(server.app.id, group.id);
+
+  // Bob is busy (a profile write, say) while the group serves Cy's add and then Bob's link.
+  const releaseGroup = await holdLocks(server, [lock]);
+  const forCy = await queueOn(server, lock, () => api.post(`/groups/${group.id}/members`, { user_id: cy.userId, roles: [] }));
+  const releaseBob = await holdLocks(server, [userLock(server.app.id, bob.userId)]);
+  const forBob = await queueOn(server, lock, () => server.request('GET', linkPath(link.body.link), { headers: { accept: 'application/json' } }));
+  releaseGroup();
+  const cyAnswer = await forCy.answer;
+  t.equal(cyAnswer.status, 200);
+  t.same(ids(await api.get(`/groups/${group.id}/members`)), [cyAnswer.body.id], "a client reads the list's end: Cy's");
+
+  releaseBob();
+  t.equal((await forBob.answer).status, 200);
+  const next = await api.get(`/groups/${group.id}/members?after=${cyAnswer.body.id}`);
+  t.same(next.body.results.map((member: { user_id: string }) => member.user_id), [bob.userId], "Bob's, committed later, is on the page after that end");
 });
