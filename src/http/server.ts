@@ -157,6 +157,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     if (!(error instanceof ApiError)) {
       logger.error({ err: error, requestId: ctx.id, route: ctx.route }, 'unhandled error');
       error = internalError();
+    } else if (error.cause !== undefined) {
+      // What failed underneath (a full disk, an I/O error), for an operator to tell it from a bug.
+      logger.error({ err: error.cause, requestId: ctx.id, route: ctx.route, code: error.code }, error.message);
     } else if (error.status >= 500) {
       logger.warn({ requestId: ctx.id, route: ctx.route, code: error.code }, error.message);
     }

@@ -14,9 +14,9 @@ export class ApiError extends Error {
     status: number,
     code: string,
     message: string,
-    options: { fieldErrors?: FieldErrors; messages?: string[]; headers?: Record<string, string> } = {},
+    options: { fieldErrors?: FieldErrors; messages?: string[]; headers?: Record<string, string>; cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, { cause: options.cause });
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
@@ -144,7 +144,13 @@ export const rateLimited = (retryAfterSeconds: number) =>
   });
 
 /** 503 `E_UNAVAILABLE`: nothing was changed, and the same request may be sent again (`retry-after` seconds). */
-export const unavailable = (message = 'Service temporarily unavailable', retryAfterSeconds = 1) =>
-  new ApiError(503, 'E_UNAVAILABLE', message, { headers: { 'retry-after': String(retryAfterSeconds) } });
+export const unavailable = (message = 'Service temporarily unavailable', retryAfterSeconds = 1, cause?: unknown) =>
+  new ApiError(503, 'E_UNAVAILABLE', message, { headers: { 'retry-after': String(retryAfterSeconds) }, cause });
+
+/**
+ * 503 for a commit that failed (a full disk, an I/O error): nothing was kept. `cause` is the storage's
+ * own error, which the answer never shows and the log line of the request names.
+ */
+export const storageFailure = (cause: unknown) => unavailable('The change could not be stored; try again', 1, cause);
 
 export const internalError = () => new ApiError(500, 'E_INTERNAL', 'Internal server error');

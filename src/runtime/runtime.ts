@@ -1,6 +1,6 @@
 import { createActor, type AnyActorRef, type AnyMachineSnapshot } from 'xstate';
 import type { Logger } from 'pino';
-import { invalidTransition, notFound, unavailable } from '../lib/errors.js';
+import { ApiError, invalidTransition, notFound, storageFailure, unavailable } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Database, Key, Store } from '../storage/store.js';
 import { KeyLocks } from './locks.js';
@@ -175,8 +175,8 @@ export class ActorRuntime {
             for (const write of derived) write();
           });
         } catch (error) {
-          this.options.logger.error({ err: error }, 'commit failed');
-          throw unavailable('The change could not be stored; try again');
+          // The store's own 503 names the storage's error; a write that threw is answered the same way: nothing was kept.
+          throw error instanceof ApiError && error.code === 'E_UNAVAILABLE' ? error : storageFailure(error);
         }
       }
       for (const effect of effects) {

@@ -2,7 +2,8 @@ import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import { chmodSync, closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { unavailable } from '../lib/errors.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { storageFailure } from '../lib/errors.js';
 import { DataDirNotReady } from './not-ready.js';
 
 export type { Database, Key };
@@ -87,9 +88,7 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
       } catch (error) {
         const { commitError } = error as { commitError?: Promise<unknown> };
         if (!commitError) throw error;
-        // lmdb-js also rejects `commitError` with the cause (and prints it).
-        commitError.catch(() => {});
-        throw unavailable('The change could not be stored; try again');
+        throw storageFailure(await causeOf(error, commitError));
       }
     },
     async close() {
@@ -97,6 +96,19 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
       await absent?.close();
     },
   };
+}
+
+/**
+ * What a failed commit failed with (an errno `code` and its message: a full disk, an I/O error): lmdb-js
+ * rejects the commit's writes with a bare `failure` and, at once, `commitError` with the cause. Waited
+ * for only briefly: an answer must not hang on a cause that never comes.
+ */
+function causeOf(failure: unknown, commitError: Promise<unknown>): Promise<unknown> {
+  const cause = commitError.then(
+    () => failure,
+    (error: unknown) => error,
+  );
+  return Promise.race([cause, delay(1000, failure, { ref: false })]);
 }
 
 /**

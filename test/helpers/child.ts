@@ -35,7 +35,8 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...inherited, SVC_PUBLIC_URL: 'http://svc.test', ...env };
 }
 
-const logEntries = (text: string): LogEntry[] =>
+/** The JSON log lines in `text` (a child's stdout), in order. */
+export const logEntries = (text: string): LogEntry[] =>
   text.split('\n').flatMap((line) => (line.startsWith('{') && line.endsWith('}') ? [JSON.parse(line)] : []));
 
 /** `node ...args`, under `ulimit -f` when `fileSizeLimitKiB` is given: a full disk, for this process alone. */

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import sharp from 'sharp';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { startChildServer } from '../helpers/child.js';
+import { logEntries, startChildServer } from '../helpers/child.js';
 
 t.test('a full disk fails writes with 503 and nothing else: the server serves on, and every answered write is kept', async (t) => {
   const dataDir = join(t.testdir(), 'data');
@@ -26,8 +26,27 @@ t.test('a full disk fails writes with 503 and nothing else: the server serves on
   t.equal(full?.status, 503, 'the first write that does not fit answers 503');
   t.match(await full!.json(), { statusCode: 503, code: 'E_UNAVAILABLE' });
   t.equal(full!.headers.get('retry-after'), '1');
+  // `ulimit -f` makes LMDB's write fail with EIO (errno 5); a full disk would be ENOSPC (28).
+  t.match(
+    await server.waitForLog((entry) => entry.requestId === full!.headers.get('x-request-id')),
+    { level: 50, route: 'PUT /applications/:app/users/:user/data', code: 'E_UNAVAILABLE', err: { message: 'Input/output error', code: 5 } },
+    "the failure is logged at error with its request id and the storage's own error",
+  );
 
-  for (let i = 0; i < 5; i++) t.equal((await put(`late${i}`)).status, 503, 'further writes answer 503 too');
+  const refused: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const late = await put(`late${i}`);
+    t.equal(late.status, 503, 'further writes answer 503 too');
+    refused.push(late.headers.get('x-request-id')!);
+  }
+  await server.waitForLog((entry) => entry.requestId === refused.at(-1));
+  const errors = logEntries(server.stdout()).filter((entry) => entry.level >= 50);
+  t.same(
+    errors.map((entry) => entry.requestId),
+    [full!.headers.get('x-request-id'), ...refused],
+    'one error line per failed write, each naming its request',
+  );
+  t.notMatch(server.stdout(), 'xxxxxxxxxx', 'no body in the logs');
   t.equal((await fetch(`${server.url}/health`)).status, 200, 'the process serves on');
   const read = await fetch(profile(kept[0]), { headers });
   t.equal(read.status, 200, 'reads go on');
@@ -113,6 +132,11 @@ t.test('an /admin write that finds the disk full answers 503 like any other writ
   t.equal(full?.status, 503, 'the first that does not fit answers 503, not 500');
   t.match(await full!.json(), { statusCode: 503, code: 'E_UNAVAILABLE' });
   t.equal(full!.headers.get('retry-after'), '1');
+  t.match(
+    await server.waitForLog((entry) => entry.requestId === full!.headers.get('x-request-id')),
+    { level: 50, route: 'POST /admin/applications', err: { message: 'Input/output error', code: 5 } },
+    'logged at error with the request id and the cause',
+  );
   const listed = await (await fetch(applications, { headers })).json();
   t.equal(listed.total_results, created + 1, 'the default application and those answered 200: the refused one is not there');
 });
