@@ -131,6 +131,10 @@ export class ProfileFiles {
   constructor(private readonly store: Store) {
     this.files = store.db<StoredFile>('user_files');
     this.previews = store.db<StoredPreview>('user_file_previews');
+    // libvips' operation cache (process-wide) answers an operation again on the same input, and no
+    // buffer is decoded twice here (an upload's bytes are new, a preview's a fresh copy read from
+    // LMDB): it could never hit, and would only hold up to 100 operations of past requests.
+    sharp.cache(false);
   }
 
   read(appId: string, userId: string, field: string): StoredFile | undefined {

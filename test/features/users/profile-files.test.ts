@@ -364,6 +364,20 @@ t.test('an image is decoded whole at upload: a truncated one is refused, not acc
   t.same(res.body.field_errors, { avatar: ['is not a readable image'] });
 });
 
+t.test("sharp's operation cache keeps nothing of the images decoded, refused ones included: no buffer is decoded twice", async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/f8/data`;
+  const image = await png(600, 400, '#0a0');
+  const truncated = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: image.subarray(0, image.length >> 1), type: 'image/png' } }) });
+  t.equal(truncated.status, 400, truncated.text);
+  t.equal((await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png' } }) })).status, 200);
+  const preview = await fetch(`${server.url}${base}/fields/avatar?preview=medium`, {
+    headers: { 'x-svc-app-key': server.app.key, 'x-svc-app-secret': server.app.secret },
+  });
+  t.equal(preview.status, 200);
+  t.match(sharp.cache(), { items: { current: 0 }, memory: { current: 0 } });
+});
+
 t.test('image fields take raster images: an SVG is refused at once, however long it would take to draw', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const base = `/applications/${server.app.id}/users/f8/data`;
