@@ -109,6 +109,11 @@ t.test('an image preview is served while the disk is full: keeping it is only a 
   t.equal(preview.status, 200);
   t.equal(preview.headers.get('content-type'), 'image/webp');
   t.equal((await sharp(Buffer.from(await preview.arrayBuffer())).metadata()).width, 512);
+  t.match(
+    await server.waitForLog((entry) => entry.msg === 'a preview could not be kept: it is drawn again on its next request'),
+    { level: 40, err: { message: 'Input/output error', code: 5 } },
+    'that it was not kept is logged, with the cause',
+  );
 });
 
 t.test('an /admin write that finds the disk full answers 503 like any other write, and changes nothing', async (t) => {

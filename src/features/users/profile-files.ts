@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import sharp, { type Metadata } from 'sharp';
+import type { Logger } from 'pino';
 import { ApiError, validationError } from '../../lib/errors.js';
 import type { FilePart } from '../../http/context.js';
 import type { Turn } from '../../runtime/runtime.js';
@@ -128,7 +129,10 @@ export class ProfileFiles {
   private readonly files: Database<StoredFile, Key>;
   private readonly previews: Database<StoredPreview, Key>;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    private readonly logger: Logger,
+  ) {
     this.files = store.db<StoredFile>('user_files');
     this.previews = store.db<StoredPreview>('user_file_previews');
     // libvips' operation cache (process-wide) answers an operation again on the same input, and no
@@ -221,6 +225,7 @@ export class ProfileFiles {
       .catch((error: unknown) => {
         // Only a cache: a preview that cannot be kept (a full disk) is served all the same, and drawn again next time.
         if (!(error instanceof ApiError && error.status === 503)) throw error;
+        this.logger.warn({ err: error.cause }, 'a preview could not be kept: it is drawn again on its next request');
       });
     return bytes;
   }
