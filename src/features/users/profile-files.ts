@@ -78,7 +78,8 @@ export const isServedImageType = (contentType: string) => SERVED_IMAGE_TYPES.has
 
 /** The type `bytes` are served as, read from the header alone, or why they are no image to decode; throws when unreadable. */
 async function imageType(bytes: Uint8Array): Promise<{ contentType: string } | string> {
-  const metadata = await sharp(bytes).metadata();
+  // No limit on reading the header: sharp's own (about 268 MP) would call a larger image unreadable, not too large.
+  const metadata = await sharp(bytes, { limitInputPixels: false }).metadata();
   if (metadata.format === 'svg') return VECTOR_REFUSAL;
   const contentType = servedImageType(metadata);
   if (!contentType) return FORMAT_REFUSAL;

@@ -1,17 +1,9 @@
 import t from 'tap';
 import sharp from 'sharp';
-import { crc32, deflateSync } from 'node:zlib';
+import { deflateSync } from 'node:zlib';
 import { join } from 'node:path';
 import { startChildServer } from '../../helpers/child.js';
-
-function pngChunk(type: string, data: Buffer): Buffer {
-  const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const chunk = Buffer.alloc(typed.length + 8);
-  chunk.writeUInt32BE(data.length);
-  typed.copy(chunk, 4);
-  chunk.writeUInt32BE(crc32(typed), chunk.length - 4);
-  return chunk;
-}
+import { pngChunk } from '../../helpers/png.js';
 
 t.test("damaged images write nothing on the server's stderr: libvips' warnings stay out of it, uploads and previews alike", async (t) => {
   const token = 'admin-token-0123456789abcdef';

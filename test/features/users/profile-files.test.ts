@@ -1,8 +1,10 @@
 import t from 'tap';
 import sharp from 'sharp';
 import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
 import { startServerWithSchema } from '../../helpers/schema.js';
 import { startServer } from '../../helpers/server.js';
+import { PNG_SIGNATURE, pngChunk } from '../../helpers/png.js';
 import { tokenFor } from '../../helpers/tokens.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
@@ -413,6 +415,16 @@ t.test('an image over the pixel limit is refused from its header, before it is d
   const preview = await server.request('GET', `${base}/fields/contract?preview=small`, { app: server.app });
   t.equal(preview.status, 400, preview.text);
   t.same(preview.body.field_errors, { preview: ['the stored file must be at most 50 megapixels'] });
+
+  // Past sharp's own limit (about 268 MP), which its header read enforces: still too large, not unreadable.
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(20_000, 0);
+  header.writeUInt32BE(20_000, 4);
+  header.set([8, 2], 8);
+  const huge = Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(Buffer.alloc(64))), pngChunk('IEND', Buffer.alloc(0))]);
+  const refused = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: huge, type: 'image/png' } }) });
+  t.equal(refused.status, 400, refused.text);
+  t.same(refused.body.field_errors, { avatar: ['must be at most 50 megapixels'] }, '400 MP');
 });
 
 t.test('verify reports a file a profile describes that is not stored', async (t) => {
