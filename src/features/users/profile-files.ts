@@ -212,8 +212,10 @@ export class ProfileFiles {
       const type = await imageType(file.bytes);
       drawn =
         typeof type === 'string' ? type : await decoder(file.bytes).rotate().resize(edge, edge, { fit: 'inside', withoutEnlargement: true }).webp().toBuffer();
-    } catch {
-      // Uploads to an image field are checked; a file that was not (the field's type changed since) can be anything.
+    } catch (error) {
+      // Uploads to an image field are checked: one that decoded then and does not now was damaged where
+      // it is kept (a 500, logged), not sent so. A file that was not (the field's type changed since) can be anything.
+      if (file.image) throw error;
       drawn = 'is not a readable image';
     }
     if (typeof drawn === 'string') return this.rememberUndrawable(file, drawn);

@@ -607,6 +607,27 @@ t.test('a stored file that fails to decode is decoded once: later preview reques
   }
 });
 
+t.test('an image checked at upload whose stored bytes no longer decode is a 500 logged with its cause, not a 400 remembered', async (t) => {
+  const lines: string[] = [];
+  const server = await startServerWithSchema(t, schema, { env: { SVC_LOG_LEVEL: 'info' }, logDestination: { write: (line: string) => void lines.push(line) } });
+  const appId = server.app.id;
+  const base = `/applications/${appId}/users/f23/data`;
+  const image = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } } }).png().toBuffer();
+  t.equal((await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: image, type: 'image/png' } }) })).status, 200);
+  // Damaged where it is kept (a bad disk, a bad copy): no upload could have stored these bytes.
+  const files = server.deps.store.db('user_files');
+  const key = [appId, 'f23', 'avatar'];
+  await server.deps.store.commit(() => files.put(key, { ...files.get(key), bytes: image.subarray(0, image.length >> 1) }));
+
+  for (const size of ['small', 'large']) {
+    const res = await server.request('GET', `${base}/fields/avatar?preview=${size}`, { app: server.app });
+    t.equal(res.status, 500, `${size}: decoded again, not answered from memory`);
+    t.equal(res.body.code, 'E_INTERNAL');
+    const logged = lines.map((line) => JSON.parse(line)).filter((entry) => entry.requestId === res.headers.get('x-request-id'));
+    t.match(logged, [{ level: 50, msg: 'unhandled error', err: { message: /png/ } }], 'the decoder says what is wrong');
+  }
+});
+
 t.test("a multipart write's data part is checked before its images are decoded: a body refused by it reports no problem of its images", async (t) => {
   const server = await startServerWithSchema(t, {
     fields: { ...schema.fields, tier: { type: 'string' as const, user_readable: true }, motto: { type: 'string' as const, required: true } },
