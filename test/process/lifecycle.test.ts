@@ -77,7 +77,7 @@ t.test('a start that fails once listening (the default application finds the dis
   const fileSizeLimitKiB = statSync(join(dataDir, 'data.mdb')).size / 1024 + 2;
   const failed = await runEntry('main', [], { dataDir, env: { HOST: '127.0.0.1', PORT: '0' }, fileSizeLimitKiB });
   t.same([failed.code, failed.signal], [1, null], 'not 0: a start that waited for the data dir to close ended as if done');
-  t.match(failed.stderr, /^Cannot start: The change could not be stored; try again$/m);
+  t.match(failed.stderr, /^Cannot start: The change could not be stored; try again \(Input\/output error\)$/m, 'with what the storage failed with');
   t.notMatch(failed.stdout, /app secret|"listening"/, 'no secret shown, and never said to listen');
   t.notOk(existsSync(join(dataDir, 'server.pid')), 'the failed start left no claim');
 
