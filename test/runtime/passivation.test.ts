@@ -24,3 +24,47 @@ t.test('an actor a turn only reads is used all the same: the idle sweep spares i
   server.deps.runtime.passivateIdle();
   t.equal(await resident(server), 0, 'and goes once unused for the idle time');
 });
+
+t.test('at a cap of 1, with idle sweeps between, concurrent field writes to 20 users are all kept and each answers its own write', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock, env: { SVC_MAX_ACTORS: '1', SVC_ACTOR_IDLE_MS: '1000' } });
+  const users = Array.from({ length: 20 }, (_, i) => `cap-user-${i}`);
+  const fields = ['f0', 'f1', 'f2', 'f3', 'f4'];
+  const base = `/applications/${server.app.id}/users`;
+  for (const status of await Promise.all(users.map((u) => server.request('PUT', `${base}/${u}/data`, { app: server.app, body: { data: { first_name: u } } }).then((r) => r.status)))) {
+    t.equal(status, 200);
+  }
+  let sweeping = true;
+  const residents: number[] = [];
+  const sweeps = (async () => {
+    while (sweeping) {
+      clock.advance(1500);
+      server.deps.runtime.passivateIdle();
+      residents.push(await resident(server));
+      t.equal((await server.request('GET', '/health')).status, 200);
+    }
+  })();
+  const writes = users.flatMap((u) =>
+    fields.map(async (field) => {
+      const value = `${u}/${field}`;
+      const res = await server.request('PUT', `${base}/${u}/data/fields/${field}`, { app: server.app, body: { value } });
+      return { u, field, status: res.status, answered: res.body?.data?.[field], name: res.body?.data?.first_name };
+    }),
+  );
+  const answers = await Promise.all(writes);
+  sweeping = false;
+  await sweeps;
+  const wrong = answers.filter((a) => a.status !== 200 || a.answered !== `${a.u}/${a.field}` || a.name !== a.u);
+  t.same(wrong, [], 'every write answers 200 with its own value');
+  for (const u of users) {
+    const { body } = await server.request('GET', `${base}/${u}/data`, { app: server.app });
+    t.same(
+      fields.map((field) => body.data[field]),
+      fields.map((field) => `${u}/${field}`),
+      `${u}: every field written is kept`,
+    );
+  }
+  t.ok(residents.length > 0, `${residents.length} sweeps and /metrics reads ran during the writes`);
+  t.ok(Math.max(...residents) <= users.length, `never more resident than users held by turns in flight (most: ${Math.max(...residents)})`);
+  t.ok((await resident(server)) <= 1, 'the cap holds once the writes are done');
+});
