@@ -32,7 +32,7 @@ async function start(config: Config, stops: StopRequests) {
     const created = await ensureDefaultApplication(deps.apps);
     return { deps, server, port, created };
   } catch (error) {
-    server.close();
+    await server.close();
     await closeDataDir(deps);
     throw error;
   }
@@ -81,7 +81,8 @@ async function main(): Promise<void> {
     deps.logger.info({ signal }, 'shutting down');
     const unanswered = await server.drain(config.shutdownGraceMs);
     if (unanswered > 0) deps.logger.warn({ unanswered }, 'shutdown grace period over: closing connections with requests in flight');
-    server.close();
+    // The requests the grace cut off end their turns first: LMDB closed under one crashes the process.
+    await server.close();
     await closeDataDir(deps);
     release();
     process.exit(0);

@@ -48,8 +48,11 @@ export interface HttpServer {
    * the process up).
    */
   drain(graceMs?: number): Promise<number>;
-  /** Closes every open connection (after `drain`). */
-  close(): void;
+  /**
+   * Closes every open connection (after `drain`), and resolves once no request is still being handled:
+   * one cut off may be in a turn, which must end before the data dir closes under it.
+   */
+  close(): Promise<void>;
 }
 
 const STATUS_LINES = new Map<number, string>();
@@ -75,7 +78,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const requestIdPrefix = randomBytes(4).toString('hex') + '-';
   let requestCounter = 0;
   let inFlight = 0;
-  let drained: (() => void) | undefined;
+  /** Called once no request is in flight. */
+  let idleWaiters: Array<() => void> = [];
   let listenSocket: us_listen_socket | undefined;
   let draining = false;
   /** Headers a request may give once: its framing, its host and its credentials. */
@@ -150,8 +154,14 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   }
 
   function finishDrain() {
-    if (inFlight === 0 && drained) drained();
+    if (inFlight > 0 || idleWaiters.length === 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const waiter of waiters) waiter();
   }
+
+  /** Settles once no request is in flight: every one answered, or its client gone and its handling over. */
+  const noneInFlight = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve)));
 
   function errorReply(ctx: RequestContext, error: unknown): Reply {
     if (!(error instanceof ApiError)) {
@@ -355,14 +365,15 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       if (inFlight === 0) return Promise.resolve(0);
       return new Promise((resolve) => {
         const timer = Number.isFinite(graceMs) ? setTimeout(() => resolve(inFlight), graceMs) : undefined;
-        drained = () => {
+        void noneInFlight().then(() => {
           clearTimeout(timer);
           resolve(0);
-        };
+        });
       });
     },
     close() {
       closeApp(app);
+      return noneInFlight();
     },
   };
 }

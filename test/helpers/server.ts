@@ -91,7 +91,7 @@ export async function startServer(
     if (closed) return;
     closed = true;
     await server.drain();
-    server.close();
+    await server.close();
     await closeServices(deps);
   };
   t.teardown(close);
