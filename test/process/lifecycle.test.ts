@@ -229,3 +229,25 @@ t.test('SIGTERM with a body that never ends: exit 0 after the grace period, the 
   t.equal(stall.unanswered, 1);
   t.same(await server.exited, { code: 0, signal: null });
 });
+
+t.test('a second SIGTERM or a SIGINT during the drain changes nothing: one stop, exit 0 after the grace period', async (t) => {
+  const server = await startChildServer(t, {
+    dataDir: t.testdir(),
+    env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'debug', SVC_SHUTDOWN_GRACE_MS: '1000' },
+  });
+  const req = httpRequest(`${server.url}/admin/applications`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': 100 },
+  });
+  req.on('error', () => {});
+  req.write('{"name":');
+  await server.waitForLog((entry) => entry.msg === 'request started' && entry.route === 'POST /admin/applications');
+  server.child.kill('SIGTERM');
+  await server.waitForLog((entry) => entry.msg === 'shutting down');
+  server.child.kill('SIGTERM');
+  server.child.kill('SIGINT');
+  const stall = await server.waitForLog((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('shutdown grace period over'));
+  t.equal(stall.unanswered, 1, 'the drain waited out its grace all the same');
+  t.same(await server.exited, { code: 0, signal: null });
+  t.equal(server.stdout().split('\n').filter((line) => line.includes('"shutting down"')).length, 1, 'one stop');
+});
