@@ -43,9 +43,9 @@ export interface HttpServer {
   readonly app: TemplatedApp;
   listen(host: string, port: number): Promise<number>;
   /**
-   * Stops accepting connections and resolves once in-flight requests are answered, or after
-   * `graceMs` with the number still unanswered (a client that never finishes its body must not hold
-   * the process up).
+   * Stops accepting connections and resolves once in-flight requests are answered and their answers
+   * written whole, or after `graceMs` with the number still unanswered or unwritten (a client that never
+   * finishes its body, or never reads its answer, must not hold the process up).
    */
   drain(graceMs?: number): Promise<number>;
   /**
@@ -78,8 +78,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   const requestIdPrefix = randomBytes(4).toString('hex') + '-';
   let requestCounter = 0;
   let inFlight = 0;
-  /** Called once no request is in flight. */
-  let idleWaiters: Array<() => void> = [];
+  /** Answers handed to uWS whose bytes the client has not all taken yet (see `endWhole`). */
+  let flushing = 0;
+  /** Called once no request is in flight, and with `answersToo` once every answer is written too. */
+  let idleWaiters: Array<{ answersToo: boolean; resolve: () => void }> = [];
   let listenSocket: us_listen_socket | undefined;
   let draining = false;
   /** Headers a request may give once: its framing, its host and its credentials. */
@@ -119,7 +121,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     // `connection: close` after a body refused unread (413, `refusedUnread`), and while draining for shutdown: keep-alive
     // clients then reconnect (and find the next server) rather than lose a request sent as the
     // connections close.
-    const close = reply.status === 413 || reply.closeConnection === true || draining;
+    const unread = reply.status === 413 || reply.closeConnection === true;
+    const close = unread || draining;
     res.cork(() => {
       res.writeStatus(statusLine(reply.status));
       if (contentType) res.writeHeader('content-type', contentType);
@@ -142,7 +145,11 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         res.onAborted(ignoreAbort);
         // uWS reads nothing more on a connection after a HEAD answer: the client is told to close it.
         res.endWithoutBody(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength, true);
-      } else res.end(payload, close);
+      } else if (unread) res.end(payload, true);
+      else {
+        if (close) res.writeHeader('connection', 'close');
+        endWhole(res, payload);
+      }
     });
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     record?.answered(reply.status, seconds);
@@ -153,15 +160,46 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     finishDrain();
   }
 
-  function finishDrain() {
-    if (inFlight > 0 || idleWaiters.length === 0) return;
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const waiter of waiters) waiter();
+  /**
+   * Ends `res` with `payload`, which the client may take slowly (a large page over a slow link): until it
+   * has taken all of it the answer counts in `flushing`, so a shutdown waits for it rather than cut it off.
+   */
+  function endWhole(res: HttpResponse, payload: Uint8Array | string): void {
+    const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
+    const start = res.getWriteOffset();
+    if (res.tryEnd(payload, size)[1]) return;
+    const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    flushing++;
+    let written = false;
+    const done = () => {
+      if (written) return;
+      written = true;
+      flushing--;
+      finishDrain();
+    };
+    res.onAborted(done);
+    res.onWritable((offset) => {
+      const [ok, ended] = res.tryEnd(bytes.subarray(offset - start), size);
+      if (ended) done();
+      return ok;
+    });
   }
 
-  /** Settles once no request is in flight: every one answered, or its client gone and its handling over. */
-  const noneInFlight = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve)));
+  const quiet = (answersToo: boolean) => inFlight === 0 && (!answersToo || flushing === 0);
+
+  function finishDrain() {
+    if (inFlight > 0 || idleWaiters.length === 0) return;
+    const waiting = idleWaiters;
+    idleWaiters = waiting.filter((waiter) => !quiet(waiter.answersToo));
+    for (const waiter of waiting) if (quiet(waiter.answersToo)) waiter.resolve();
+  }
+
+  /**
+   * Settles once no request is in flight (every one answered, or its client gone and its handling over),
+   * and with `answersToo` once every answer is written whole too.
+   */
+  const settled = (answersToo: boolean) =>
+    quiet(answersToo) ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push({ answersToo, resolve }));
 
   function errorReply(ctx: RequestContext, error: unknown): Reply {
     if (!(error instanceof ApiError)) {
@@ -362,10 +400,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       draining = true;
       if (listenSocket) uws.us_listen_socket_close(listenSocket);
       listenSocket = undefined;
-      if (inFlight === 0) return Promise.resolve(0);
+      if (quiet(true)) return Promise.resolve(0);
       return new Promise((resolve) => {
-        const timer = Number.isFinite(graceMs) ? setTimeout(() => resolve(inFlight), graceMs) : undefined;
-        void noneInFlight().then(() => {
+        const timer = Number.isFinite(graceMs) ? setTimeout(() => resolve(inFlight + flushing), graceMs) : undefined;
+        void settled(true).then(() => {
           clearTimeout(timer);
           resolve(0);
         });
@@ -373,7 +411,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     },
     close() {
       closeApp(app);
-      return noneInFlight();
+      return settled(false);
     },
   };
 }

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
@@ -250,4 +251,45 @@ t.test('a second SIGTERM or a SIGINT during the drain changes nothing: one stop,
   t.equal(stall.unanswered, 1, 'the drain waited out its grace all the same');
   t.same(await server.exited, { code: 0, signal: null });
   t.equal(server.stdout().split('\n').filter((line) => line.includes('"shutting down"')).length, 1, 'one stop');
+});
+
+t.test('SIGTERM while a large answer is still being written to a slow reader: it arrives whole before the exit', async (t) => {
+  const server = await startChildServer(t, { dataDir: t.testdir(), env: { SVC_LOG_LEVEL: 'debug', SVC_RATE_LIMIT_APP: '0' } });
+  const app = server.defaultApp!;
+  const credentials = { 'x-svc-app-key': app.key, 'x-svc-app-secret': app.secret };
+  const users = 200;
+  // 200 profiles of 60 kB: a 12 MB page, more than the socket buffers between server and client hold.
+  const bio = 'x'.repeat(60_000);
+  for (let i = 0; i < users; i++) {
+    const res = await fetch(`${server.url}/applications/${app.id}/users/big-${i}/data`, {
+      method: 'PUT',
+      headers: { ...credentials, 'content-type': 'application/json' },
+      body: JSON.stringify({ data: { bio } }),
+    });
+    const text = await res.text();
+    if (res.status !== 200) return t.fail(`seeding answered ${res.status}: ${text.slice(0, 200)}`);
+  }
+  const socket = connect(server.port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk) => chunks.push(chunk));
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  socket.on('error', () => {});
+  const head = Object.entries(credentials).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.write(`GET /applications/${app.id}/users/data?page_size=${users} HTTP/1.1\r\nhost: localhost\r\n${head}\r\n`);
+  // The client reads nothing until the server has answered and is told to stop.
+  socket.pause();
+  await server.waitForLog((entry) => entry.msg === 'request' && entry.route === 'GET /applications/:app/users/data');
+  server.child.kill('SIGTERM');
+  await server.waitForLog((entry) => entry.msg === 'shutting down');
+  socket.resume();
+  await closed;
+  const data = Buffer.concat(chunks);
+  const bodyAt = data.indexOf('\r\n\r\n') + 4;
+  const length = Number(/content-length: (\d+)/i.exec(data.subarray(0, bodyAt).toString('latin1'))?.[1]);
+  t.equal(data.length - bodyAt, length, `the answer arrived whole (${data.length - bodyAt} of ${length} bytes)`);
+  const page = JSON.parse(data.subarray(bodyAt).toString('utf8'));
+  t.equal(page.results.length, users);
+  t.ok(page.results.every((profile: { data: { bio: string } }) => profile.data.bio === bio), 'every profile in it intact');
+  t.same(await server.exited, { code: 0, signal: null });
+  t.notMatch(server.stdout(), /grace period over/, 'nothing was cut');
 });
