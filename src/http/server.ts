@@ -69,6 +69,15 @@ const FALLBACK = 'fallback';
 
 const ignoreAbort = () => {};
 
+/**
+ * An answer this size fits the socket's send buffer whole: `end` writes all of it at once (to a client
+ * still reading), so only a larger one is ended by `endWhole`, which costs the hot reads' small answers
+ * nothing.
+ */
+const SMALL_ANSWER = 16 * 1024;
+
+const byteSize = (payload: Uint8Array | string) => (typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength);
+
 export function createHttpServer(options: HttpServerOptions): HttpServer {
   const app = uws.App();
   const { logger, limits, observe } = options;
@@ -144,8 +153,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         // when the request handler returns without an abort handler (a synchronous answer has none: see `handlerOf`).
         res.onAborted(ignoreAbort);
         // uWS reads nothing more on a connection after a HEAD answer: the client is told to close it.
-        res.endWithoutBody(typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength, true);
-      } else if (unread) res.end(payload, true);
+        res.endWithoutBody(byteSize(payload), true);
+      } else if (unread || byteSize(payload) <= SMALL_ANSWER) res.end(payload, close);
       else {
         if (close) res.writeHeader('connection', 'close');
         endWhole(res, payload);
@@ -165,7 +174,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
    * has taken all of it the answer counts in `flushing`, so a shutdown waits for it rather than cut it off.
    */
   function endWhole(res: HttpResponse, payload: Uint8Array | string): void {
-    const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
+    const size = byteSize(payload);
     const start = res.getWriteOffset();
     if (res.tryEnd(payload, size)[1]) return;
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
