@@ -83,6 +83,42 @@ t.test('an invite read and sent back as a PUT passes, on the platform and on /me
   t.same(sent.body, { ...myRead, redirect_url: '/hello' }, '/me: the edited field alone changed');
 });
 
+t.test('a member read and sent back as a PUT passes, on the platform and on /me', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const api = platform(server);
+  const [ada, bob] = await Promise.all(['ada', 'bob'].map((name) => person(server, `${name}@example.com`)));
+
+  const mine = `/me/groups/${(await as(server, ada).post('/me/groups', { name: 'Mine' })).body.group.id}`;
+  const added = await as(server, ada).post(`${mine}/members`, { user_id: bob.userId, roles: ['reader'] });
+  const routes = [
+    { label: 'platform', path: `/groups/${added.body.group_id}/members/${added.body.id}`, client: api },
+    { label: '/me', path: `${mine}/members/${added.body.id}`, client: as(server, ada) },
+  ];
+  for (const { label, path, client } of routes) {
+    const read = (await client.get(path)).body;
+    t.ok(read.profile && read.added_by && read.state === 'active', `${label}: the read holds its read-only fields`);
+    clock.advance(1000);
+    const echoed = await client.put(path, read);
+    t.equal(echoed.status, 200, `${label}: ${echoed.text}`);
+    t.not(echoed.body.updated_at, read.updated_at, `${label}: a PUT moves updated_at, as it always did`);
+    t.same({ ...echoed.body, updated_at: read.updated_at }, read, `${label}: sent back as read, nothing else changed`);
+    t.same((await client.get(path)).body, echoed.body);
+
+    const edited = await client.put(path, { ...read, roles: ['reader', 'editor'], state: 'invite_rejected' });
+    t.equal(edited.status, 200, `${label}: ${edited.text}`);
+    t.same(edited.body.roles, ['reader', 'editor'], `${label}: the roles changed`);
+    t.same({ ...edited.body, roles: read.roles }, echoed.body, `${label}: nothing else (state is read-only: ignored)`);
+    t.same((await client.get(path)).body, edited.body);
+
+    const unknown = await client.put(path, { ...edited.body, role: 'admin' });
+    t.equal(unknown.status, 400);
+    t.same(unknown.body.field_errors, { role: ['is not a known field'] }, `${label}: another key is still unknown`);
+    t.same((await client.get(path)).body, edited.body, `${label}: a refused PUT changed nothing`);
+    await client.put(path, { roles: ['reader'] });
+  }
+});
+
 const schema = {
   fields: {
     nickname: { type: 'string' as const, user_readable: true, user_writable: true },

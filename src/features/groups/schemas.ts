@@ -67,7 +67,18 @@ export const MemberCreateBody = v.strictObject({
   state: v.optional(v.picklist(MEMBER_STATES, `state is one of ${MEMBER_STATES.join(', ')}`), 'active'),
 });
 
-export const MemberUpdateBody = v.strictObject({ roles: Roles });
+/** Member PUT: `{roles}`, and the Group member's read-only fields taken and ignored, so a member read can be sent back. */
+export const MemberUpdateBody = takingReadOnly(v.strictObject({ roles: Roles }), [
+  'id',
+  'user_id',
+  'group_id',
+  'state',
+  'invited_by',
+  'added_by',
+  'created_at',
+  'updated_at',
+  'profile',
+]);
 
 const RedirectUrl = v.pipe(
   v.string('redirect_url must be a string'),

@@ -41,7 +41,8 @@ t.test('every group, member and invite body refuses an unknown key (400 naming i
     ['platform group create', () => api.post('/groups', { name: 'Typo', admission_polcy: 'open' }), 'admission_polcy'],
     ['platform group update', () => api.put(app, { name: 'Renamed', admision_policy: 'invite_only' }), 'admision_policy'],
     ['platform member create', () => api.post(`${app}/members`, { email: 'eve@example.com', roles: [], stat: 'invite_pending' }), 'stat'],
-    ['platform member update', () => api.put(`${app}/members/${member.id}`, { roles: ['owner', 'editor'], state: 'invite_rejected' }), 'state'],
+    // `state` is a member's read-only field, taken and ignored (a read sent back); `rank` is not one.
+    ['platform member update', () => api.put(`${app}/members/${member.id}`, { roles: ['owner', 'editor'], state: 'invite_rejected', rank: 1 }), 'rank'],
     ['platform invite create', () => api.post(`${app}/invites`, { email: 'fay@example.com', roles: [], redirect_uri: '/x' }), 'redirect_uri'],
     ['platform invite update', () => api.put(`${app}/invites/${invite.id}`, { email: 'cat@example.com', roles: [], app_variant: 'web' }), 'app_variant'],
     ['/me group create', () => owner.post('/me/groups', { name: 'Typo', metadata: { a: 1 } }), 'metadata'],
