@@ -38,3 +38,12 @@ export const isHttpOrigin = (value: string): boolean => isAbsoluteHttpUrl(value)
 
 /** A path on the service's own origin (`/welcome`): no `//host`, nothing a parser would read as another origin. */
 export const isLocalPath = (value: string): boolean => /^\/(?!\/)/.test(value) && !UNSAFE.test(value);
+
+/**
+ * `.` and `..`, as a path shows them once decoded (`%2E%2E` too): clients and proxies resolve such a
+ * segment away (`…/users/../data` reaches `…/data`), so nothing named so can be reached reliably by a path.
+ */
+export const isDotSegment = (segment: string): boolean => segment === '.' || segment === '..';
+
+/** Words for a name `isDotSegment` refuses: `what` is the kind of name. */
+export const dotSegmentRefused = (what: string) => `${what} not . or ..: clients and proxies resolve them away in a path`;

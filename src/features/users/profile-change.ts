@@ -2,6 +2,7 @@ import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from './address
 import { addFieldError, shownKey, validationError, type FieldErrors } from '../../lib/errors.js';
 import { jsonEqual } from '../../lib/json-equal.js';
 import { holdsMisleadingCharacter, MISLEADING_CHARACTERS_REFUSED } from '../../lib/validate.js';
+import { dotSegmentRefused, isDotSegment } from '../../lib/urls.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
 import { fieldSpec } from '../applications/schemas.js';
@@ -161,6 +162,11 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
     // After the unchanged check, and not for `null`: a name stored before the rule is sent back as read, or removed.
     if (value !== null && isUnreadableFieldName(name)) {
       complain(name, `field names are not whitespace only and ${MISLEADING_CHARACTERS_REFUSED}`);
+      continue;
+    }
+    // A field route could not reach it: `…/data/fields/..` is resolved away before it is sent.
+    if (value !== null && isDotSegment(name)) {
+      complain(name, dotSegmentRefused('field names are'));
       continue;
     }
     // A field the schema no longer allows may still be removed, one by one.

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { EMAIL_RULE, isAddress, PHONE_RULE } from './addresses.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
+import { dotSegmentRefused, isDotSegment } from '../../lib/urls.js';
 import { validationError } from '../../lib/errors.js';
 import { isTimestamp } from '../../lib/timestamps.js';
 import type { RequestContext } from '../../http/context.js';
@@ -94,13 +95,9 @@ const PATH_WORDS = new Set([SAMPLE_ID, ...GENERATE_ID]);
 export const isUserId = (id: string) => EXTERNAL_ID.test(id) && !PATH_WORDS.has(id);
 
 /**
- * `.` and `..`, as a path shows them once decoded (`%2E%2E` too): clients and proxies resolve them away
- * (`…/users/../data` reaches `…/data`), so a user under one could not be reached reliably. No new user
- * takes one; a user stored under one before is read and written as any other.
+ * 400 `E_VALIDATION` on `field` unless a new user may take `id` (an ID `isUserId` already passed): not a
+ * dot segment, which a path could not reach. A user stored under one before is read and written as any other.
  */
-const DOT_SEGMENTS = new Set(['.', '..']);
-
-/** 400 `E_VALIDATION` on `field` unless a new user may take `id` (an ID `isUserId` already passed). */
 export function checkNewUserId(id: string, field: string): void {
-  if (DOT_SEGMENTS.has(id)) throw validationError({ [field]: ['a new user ID is not . or ..: clients and proxies resolve them away in a path'] });
+  if (isDotSegment(id)) throw validationError({ [field]: [dotSegmentRefused('a new user ID is')] });
 }

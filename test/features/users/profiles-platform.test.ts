@@ -439,6 +439,47 @@ t.test('a data field name with a control character or of whitespace only is refu
   t.same(removed.body.data, { ok: 'w', user_id: 'cc' });
 });
 
+t.test('a data field named . or .. is refused (a field path would resolve it away); one stored before is kept; a / is reached as %2F', async (t) => {
+  const server = await serverWithSchema(t, { fields: {}, allow_unknown_fields: true });
+  const path = `/applications/${server.app.id}/users/dots/data`;
+  for (const name of ['.', '..']) {
+    for (const method of ['PUT', 'PATCH']) {
+      const res = await server.request(method, path, { app: server.app, body: { data: { [name]: 'v', ok: 'v' } } });
+      t.equal(res.status, 400, `${method} ${name}`);
+      t.equal(res.body.code, 'E_USER_UPDATE_FAILED');
+      t.same(res.body.field_errors, { [name]: ['field names are not . or ..: clients and proxies resolve them away in a path'] }, `${method} ${name}: named`);
+    }
+    const form = new FormData();
+    form.set('data', JSON.stringify({ [name]: 'v' }));
+    const part = await server.request('PUT', path, { app: server.app, rawBody: form });
+    t.same(Object.keys(part.body.field_errors ?? {}), [name], `in a multipart data part too: ${part.text}`);
+  }
+  t.equal((await server.request('GET', path, { app: server.app })).status, 404, 'nothing was created');
+
+  // A name from before the rule: kept by a merge that does not name it, passed when sent back as read, removable.
+  const created = await server.request('PUT', path, { app: server.app, body: { data: { ok: 'v' } } });
+  t.equal(created.status, 200, created.text);
+  const { runtime, users } = server.deps;
+  await runtime.run([userLock(server.app.id, 'dots')], (turn) => {
+    users.update(turn, server.app.id, 'dots', { data: { ...created.body.data, '..': 'old' }, attributes: {} });
+  });
+  const merged = await server.request('PATCH', path, { app: server.app, body: { data: { ok: 'w' } } });
+  t.equal(merged.status, 200, merged.text);
+  t.equal(merged.body.data['..'], 'old');
+  const echoed = await server.request('PUT', path, { app: server.app, body: { data: merged.body.data } });
+  t.equal(echoed.status, 200, echoed.text);
+  const removed = await server.request('PATCH', path, { app: server.app, body: { data: { '..': null } } });
+  t.equal(removed.status, 200, removed.text);
+  t.same(removed.body.data, { ok: 'w', user_id: 'dots' });
+
+  // A `/` in a name stays: the path is matched before it is decoded, so `%2F` reaches the field.
+  const slashed = await server.request('PATCH', path, { app: server.app, body: { data: { 'a/b': 'v' } } });
+  t.equal(slashed.status, 200, slashed.text);
+  t.same((await server.request('GET', `${path}/fields/a%2Fb`, { app: server.app })).body, { value: 'v' });
+  const put = await server.request('PUT', `${path}/fields/a%2Fb`, { app: server.app, body: { value: 'w' } });
+  t.equal(put.body.data?.['a/b'], 'w', 'a field PUT through %2F writes it');
+});
+
 t.test('schema fields named like members of Object.prototype are fields like any other', async (t) => {
   const server = await startServerWithSchema(t, {
     fields: {
