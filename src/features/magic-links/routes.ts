@@ -146,12 +146,12 @@ export function magicLinkRoutes(deps: Deps): Route[] {
         const { tokens, link } = await redeemLink(deps, ctx.params.id);
         const { appId, userId, redirectUrl } = link;
         const followed = redirectUrl !== undefined && magicLinks.mayRedirect(appId, redirectUrl);
-        if (!followed || wantsJson(ctx)) {
-          // A place the link may no longer send its browser to is not handed to the client to go to either.
-          return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: followed ? redirectUrl : null });
-        }
         // Invite links may carry a relative location: it is relative to the service's public URL.
-        const target = new URL(redirectUrl, deps.config.publicUrl);
+        const target = followed ? new URL(redirectUrl, deps.config.publicUrl) : undefined;
+        if (!target || wantsJson(ctx)) {
+          // A place the link may no longer send its browser to is not handed to the client to go to either.
+          return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: target?.href ?? null });
+        }
         const fragment = { ...tokens, expires_in: String(tokens.expires_in), app_user_id: userId, app_id: appId };
         target.hash = new URLSearchParams(fragment).toString();
         return redirect(target.toString());

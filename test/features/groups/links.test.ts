@@ -85,6 +85,23 @@ t.test('an invite link with a relative redirect_url sends the browser under the 
   t.equal((await api.get(`/groups/${group.id}`)).body.member_count, 1);
 });
 
+t.test('an invite link with a relative redirect_url answers JSON with the absolute URL its 302 goes to', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = (await api.post('/groups', { name: 'Crew' })).body;
+  const links = [];
+  for (const email of ['a@example.com', 'b@example.com']) {
+    links.push((await api.post(`/groups/${group.id}/invites`, { email, roles: [], redirect_url: '/groups/joined?from=invite' })).body.link);
+  }
+  const browser = await server.request('GET', linkPath(links[0]));
+  t.equal(browser.status, 302);
+  const followed = browser.headers.get('location')!.split('#')[0];
+  t.equal(followed, `${server.deps.config.publicUrl}/groups/joined?from=invite`);
+  const json = await redeem(server, links[1]);
+  t.equal(json.status, 200, json.text);
+  t.equal(json.body.redirect_url, followed, 'the JSON answer names where the 302 goes, not the bare path');
+});
+
 t.test('group_to_join: a magic link that joins an open group on redemption', async (t) => {
   const server = await startServer(t);
   const api = platform(server);
