@@ -3,6 +3,7 @@ import { callerUser } from '../../auth/bearer-auth.js';
 import { ApiError, tokenRefused, unavailable, validationError } from '../../lib/errors.js';
 import { parseJsonBody } from '../../lib/validate.js';
 import { ok, redirect } from '../../http/reply.js';
+import { asksFor } from '../../http/accept.js';
 import type { Route } from '../../http/route.js';
 import type { RequestContext } from '../../http/context.js';
 import type { Deps } from '../../deps.js';
@@ -42,7 +43,7 @@ function checkProfileData(deps: Deps, appId: string, data: Record<string, unknow
   }
 }
 
-const wantsJson = (ctx: RequestContext) => (ctx.header('accept') ?? '').toLowerCase().includes('application/json');
+const wantsJson = (ctx: RequestContext) => asksFor(ctx.header('accept') ?? '', 'application/json');
 
 export function magicLinkRoutes(deps: Deps): Route[] {
   const { runtime, users, magicLinks } = deps;

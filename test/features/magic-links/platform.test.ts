@@ -138,6 +138,25 @@ t.test('302 to redirect_url with the tokens in the fragment; JSON when asked for
   t.type(json.body.access_token, 'string');
 });
 
+t.test('Accept: a media range with q=0 refuses JSON rather than asking for it; any other weight asks for it', async (t) => {
+  const server = await startServer(t);
+  await registerRedirects(server, { redirect_uris: ['https://app.example.com/welcome'] });
+  const accepts = {
+    'application/json;q=0': 302,
+    'text/html, application/json; q=0.000': 302,
+    'Application/JSON;charset=utf-8;Q=0.0, text/html': 302,
+    'application/json;q=0.5': 200,
+    'text/html;q=0, application/json': 200,
+    'application/json;q=0.001': 200,
+    'text/html': 302,
+  };
+  for (const [accept, status] of Object.entries(accepts)) {
+    const { link } = (await requestLink(server, 'ada@example.com', { redirect_url: 'https://app.example.com/welcome' })).body;
+    const res = await server.request('GET', linkPath(link), { headers: { accept } });
+    t.equal(res.status, status, accept);
+  }
+});
+
 t.test('a disabled user cannot redeem its link, which stays usable once enabled', async (t) => {
   const server = await startServer(t);
   const made = await requestLink(server, 'ada@example.com');
