@@ -54,6 +54,13 @@ const VECTOR_REFUSAL = 'must be a raster image (SVG is not taken)';
  */
 const IMAGE_PIXEL_LIMIT = 50_000_000;
 const PIXEL_REFUSAL = `must be at most ${IMAGE_PIXEL_LIMIT / 1_000_000} megapixels`;
+/**
+ * Pixels one body's images may hold together, two of the largest: a 33 kB GIF of 49 MP took 0.7 to 1.7 s
+ * to decode here, and a schema may have 200 image fields, so a body of small files could keep libuv's
+ * threadpool (shared with WebCrypto and file I/O) busy for minutes.
+ */
+const BODY_PIXEL_BUDGET = 2 * IMAGE_PIXEL_LIMIT;
+const BUDGET_REFUSAL = `takes the body's images past ${BODY_PIXEL_BUDGET / 1_000_000} megapixels in all`;
 
 /**
  * The type an image field's file is stored and served as is the one its bytes decode as, whatever the
@@ -76,39 +83,95 @@ const SERVED_IMAGE_TYPES = new Set(Object.values(RASTER_TYPES));
 /** Whether a stored image's type is one an upload could have been given: files stored before kept the declared one. */
 export const isServedImageType = (contentType: string) => SERVED_IMAGE_TYPES.has(contentType);
 
-/** The type `bytes` are served as, read from the header alone, or why they are no image to decode; throws when unreadable. */
-async function imageType(bytes: Uint8Array): Promise<{ contentType: string } | string> {
+/** The type `bytes` are served as and their pixels, read from the header alone, or why they are no image to decode; throws when unreadable. */
+async function imageType(bytes: Uint8Array): Promise<{ contentType: string; pixels: number } | string> {
   // No limit on reading the header: sharp's own (about 268 MP) would call a larger image unreadable, not too large.
   const metadata = await sharp(bytes, { limitInputPixels: false }).metadata();
   if (metadata.format === 'svg') return VECTOR_REFUSAL;
   const contentType = servedImageType(metadata);
   if (!contentType) return FORMAT_REFUSAL;
   const { width = 0, height = 0 } = metadata;
-  if (width * height > IMAGE_PIXEL_LIMIT) return PIXEL_REFUSAL;
-  return { contentType };
+  const pixels = width * height;
+  if (pixels > IMAGE_PIXEL_LIMIT) return PIXEL_REFUSAL;
+  return { contentType, pixels };
 }
 
 const decoder = (bytes: Uint8Array) => sharp(bytes, { limitInputPixels: IMAGE_PIXEL_LIMIT });
 
-/** An uploaded part ready to store, or the reason it does not fit the field. */
-export async function prepareUpload(part: FilePart, spec: FieldSpec): Promise<Upload | string> {
+const NOT_READABLE = 'is not a readable image';
+
+/** A file part named after an `image`/`file` field. */
+export interface FileUpload {
+  name: string;
+  part: FilePart;
+  spec: FieldSpec;
+}
+
+/** An upload checked as far as its header: `pixels` to decode (an image field's), none for a `file` field's. */
+interface Inspected {
+  upload: FileUpload;
+  contentType: string;
+  pixels?: number;
+}
+
+/** The upload as far as its header tells, or why it does not fit its field. */
+async function inspect(upload: FileUpload): Promise<Inspected | string> {
+  const { part, spec } = upload;
   if (part.data.length === 0) return 'the file is empty';
   if (!isMediaType(part.contentType)) return `must have a content type of the form type/subtype, at most ${MEDIA_TYPE_LIMIT} characters`;
-  if (spec.type === 'image') {
-    if (!part.contentType.toLowerCase().startsWith('image/')) return 'must be an image (content type image/*)';
+  if (spec.type !== 'image') {
+    // Type and subtype are case-insensitive (RFC 9110 §8.3.1): kept in lower case, as they are compared.
+    const end = part.contentType.search(/[ \t;]|$/);
+    return { upload, contentType: part.contentType.slice(0, end).toLowerCase() + part.contentType.slice(end) };
+  }
+  if (!part.contentType.toLowerCase().startsWith('image/')) return 'must be an image (content type image/*)';
+  try {
+    const type = await imageType(part.data);
+    return typeof type === 'string' ? type : { upload, ...type };
+  } catch {
+    return NOT_READABLE;
+  }
+}
+
+/** The image that takes a body's pixels past its budget, if one does. */
+function budgetCrossing(inspected: Inspected[]): Inspected | undefined {
+  let pixels = 0;
+  return inspected.find((checked) => (pixels += checked.pixels ?? 0) > BODY_PIXEL_BUDGET);
+}
+
+/**
+ * A body's uploads ready to store; each that does not fit its field is passed to `refuse`, and then none
+ * is returned. Every header is read before anything is decoded, and nothing is unless every upload
+ * passes it and the images hold at most BODY_PIXEL_BUDGET together; the image that takes them past it
+ * is the one refused.
+ */
+export async function prepareUploads(uploads: FileUpload[], refuse: (name: string, refusal: string) => void): Promise<Record<string, Upload>> {
+  const inspected: Inspected[] = [];
+  for (const upload of uploads) {
+    const checked = await inspect(upload);
+    if (typeof checked === 'string') refuse(upload.name, checked);
+    else inspected.push(checked);
+  }
+  const crossing = budgetCrossing(inspected);
+  if (crossing) refuse(crossing.upload.name, BUDGET_REFUSAL);
+  if (crossing || inspected.length < uploads.length) return {};
+  const prepared: Record<string, Upload> = {};
+  for (const { upload, contentType, pixels } of inspected) {
+    const { name, part } = upload;
+    const descriptor = describe(part.data, contentType);
+    if (pixels === undefined) {
+      prepared[name] = { descriptor, bytes: part.data };
+      continue;
+    }
     try {
-      const type = await imageType(part.data);
-      if (typeof type === 'string') return type;
       // Decoded whole, as a preview will be: the header alone passes a truncated file.
       await decoder(part.data).resize(PREVIEW_SIZES.small, PREVIEW_SIZES.small, { fit: 'inside' }).raw().toBuffer();
-      return { descriptor: describe(part.data, type.contentType), bytes: part.data, image: true };
+      prepared[name] = { descriptor, bytes: part.data, image: true };
     } catch {
-      return 'is not a readable image';
+      refuse(name, NOT_READABLE);
     }
   }
-  // Type and subtype are case-insensitive (RFC 9110 §8.3.1): kept in lower case, as they are compared.
-  const end = part.contentType.search(/[ \t;]|$/);
-  return { descriptor: describe(part.data, part.contentType.slice(0, end).toLowerCase() + part.contentType.slice(end)), bytes: part.data };
+  return prepared;
 }
 
 const describe = (bytes: Buffer, contentType: string): FileDescriptor => ({
@@ -216,7 +279,7 @@ export class ProfileFiles {
       // Uploads to an image field are checked: one that decoded then and does not now was damaged where
       // it is kept (a 500, logged), not sent so. A file that was not (the field's type changed since) can be anything.
       if (file.image) throw error;
-      drawn = 'is not a readable image';
+      drawn = NOT_READABLE;
     }
     if (typeof drawn === 'string') return this.rememberUndrawable(file, drawn);
     const bytes = drawn;

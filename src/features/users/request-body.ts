@@ -15,7 +15,7 @@ import {
   type Upload,
   type Writer,
 } from './profile-change.js';
-import { prepareUpload } from './profile-files.js';
+import { prepareUploads, type FileUpload } from './profile-files.js';
 
 const JSON_PARTS = new Set(['data', 'attributes']);
 /** A number as JSON writes one (RFC 8259 §6): no hex, no leading zeros, no `Infinity`. */
@@ -41,8 +41,8 @@ function collector() {
 /**
  * `{data, attributes}` of a profile write from a JSON body, or from multipart parts: `data` and
  * `attributes` hold JSON text, a part named after an `image`/`file` field holds its file. Images are
- * decoded last (up to 50 MP each): a body refused by any other check of it, the writer's rights among
- * them (`precheck` runs the change rules on the rest of it), costs no decode. The JSON body's keys in
+ * decoded last (up to 50 MP each, 100 MP in all): a body refused by any other check of it, the writer's
+ * rights among them (`precheck` runs the change rules on the rest of it), costs no decode. The JSON body's keys in
  * `readOnly` are ignored.
  */
 export async function readProfileChange(
@@ -53,8 +53,7 @@ export async function readProfileChange(
   readOnly: ReadonlySet<string>,
 ): Promise<ProfileChange> {
   const { errors, complain, throwIfAny } = collector();
-  const files: Record<string, Upload> = {};
-  const parts: { name: string; part: FilePart; spec: FieldSpec }[] = [];
+  const parts: FileUpload[] = [];
   let shape: Record<string, unknown> = {};
   let readBy: AppSchema | undefined;
   if (body.kind === 'json') {
@@ -100,15 +99,12 @@ export async function readProfileChange(
   const change: ProfileChange = {
     data: shape.data as Record<string, unknown> | undefined,
     attributes: shape.attributes as Record<string, unknown> | undefined,
-    files,
+    files: {},
     ...(readBy && { readBy }),
   };
-  if (parts.length > 0) precheck({ ...change, files: Object.fromEntries(parts.map(({ name, part }) => [name, undecoded(part)])) });
-  for (const { name, part, spec } of parts) {
-    const upload = await prepareUpload(part, spec);
-    if (typeof upload === 'string') complain(name, upload);
-    else files[name] = upload;
-  }
+  if (parts.length === 0) return change;
+  precheck({ ...change, files: Object.fromEntries(parts.map(({ name, part }) => [name, undecoded(part)])) });
+  change.files = await prepareUploads(parts, complain);
   throwIfAny();
   return change;
 }
@@ -144,9 +140,9 @@ export async function readFieldChange(body: ParsedBody, name: string, schemaOf: 
     if (file && isFileField(spec)) {
       // Before the decode, which costs far more than the refusal.
       if (!mayWrite(writer, spec)) throw updateFailed({ [name]: [NOT_WRITABLE] });
-      const upload = await prepareUpload(file, spec!);
-      if (typeof upload === 'string') throw updateFailed({ [name]: [upload] });
-      return { files: { [name]: upload }, readBy };
+      const files = await prepareUploads([{ name, part: file, spec: spec! }], complain);
+      throwIfAny();
+      return { files, readBy };
     }
     if (file) throw updateFailed({ [shownKey(name)]: ['not an image or file field: send its value as a text part'] });
     if (text !== undefined) return { data: { [name]: typedText(text, spec) }, files: {}, readBy };

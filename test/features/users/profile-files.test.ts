@@ -1,10 +1,10 @@
 import t from 'tap';
 import sharp from 'sharp';
 import { createHash } from 'node:crypto';
-import { deflateSync } from 'node:zlib';
 import { startServerWithSchema } from '../../helpers/schema.js';
 import { startServer } from '../../helpers/server.js';
-import { PNG_SIGNATURE, pngChunk } from '../../helpers/png.js';
+import { blackPng, pngHeaderOnly } from '../../helpers/png.js';
+import { storeDigest } from '../../helpers/store-digest.js';
 import { tokenFor } from '../../helpers/tokens.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
@@ -417,14 +417,30 @@ t.test('an image over the pixel limit is refused from its header, before it is d
   t.same(preview.body.field_errors, { preview: ['the stored file must be at most 50 megapixels'] });
 
   // Past sharp's own limit (about 268 MP), which its header read enforces: still too large, not unreadable.
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(20_000, 0);
-  header.writeUInt32BE(20_000, 4);
-  header.set([8, 2], 8);
-  const huge = Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(Buffer.alloc(64))), pngChunk('IEND', Buffer.alloc(0))]);
+  const huge = pngHeaderOnly(20_000, 20_000);
   const refused = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: huge, type: 'image/png' } }) });
   t.equal(refused.status, 400, refused.text);
   t.same(refused.body.field_errors, { avatar: ['must be at most 50 megapixels'] }, '400 MP');
+});
+
+t.test("a body's images hold at most 100 megapixels together: the one past it is refused from the headers, and nothing is decoded", async (t) => {
+  const photos = { type: 'image' as const };
+  const server = await startServerWithSchema(t, { fields: { a: photos, b: photos, c: photos, d: photos }, allow_unknown_fields: false });
+  const base = `/applications/${server.app.id}/users/budget/data`;
+  // 8000 × 5000: 40 MP each. Decoded, these would be refused as no readable image.
+  const header = { bytes: pngHeaderOnly(8000, 5000), type: 'image/png' };
+  const before = storeDigest(server.deps.store);
+  const over = await server.request('PUT', base, { app: server.app, rawBody: form({ a: header, b: header, c: header, d: header }) });
+  t.equal(over.status, 400, over.text);
+  t.equal(over.body.code, 'E_USER_UPDATE_FAILED');
+  t.same(over.body.field_errors, { c: ["takes the body's images past 100 megapixels in all"] }, 'the part that crosses it, and no decoding problem');
+  t.equal(storeDigest(server.deps.store), before, 'nothing stored');
+
+  // Two of the largest, 50 MP each: the budget exactly.
+  const largest = { bytes: blackPng(10_000, 5000), type: 'image/png' };
+  const within = await server.request('PUT', base, { app: server.app, rawBody: form({ a: largest, d: largest }) });
+  t.equal(within.status, 200, within.text);
+  t.match(within.body.data, { a: { content_type: 'image/png' }, d: { content_type: 'image/png' } });
 });
 
 t.test('verify reports a file a profile describes that is not stored', async (t) => {
