@@ -86,9 +86,9 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
         // callbacks into one shared transaction and would still commit what a failed callback wrote.
         await root.childTransaction(write);
       } catch (error) {
-        const { commitError } = error as { commitError?: Promise<unknown> };
-        if (!commitError) throw error;
-        throw storageFailure(await causeOf(error, commitError));
+        const cause = commitCause(error);
+        if (!cause) throw error;
+        throw storageFailure(await cause);
       }
     },
     async close() {
@@ -101,9 +101,12 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
 /**
  * What a failed commit failed with (an errno `code` and its message: a full disk, an I/O error): lmdb-js
  * rejects the commit's writes with a bare `failure` and, at once, `commitError` with the cause. Waited
- * for only briefly: an answer must not hang on a cause that never comes.
+ * for only briefly: an answer must not hang on a cause that never comes. Undefined when `failure` is
+ * no failed commit's.
  */
-function causeOf(failure: unknown, commitError: Promise<unknown>): Promise<unknown> {
+export function commitCause(failure: unknown): Promise<unknown> | undefined {
+  const { commitError } = failure as { commitError?: Promise<unknown> };
+  if (!commitError) return undefined;
   const cause = commitError.then(
     () => failure,
     (error: unknown) => error,
