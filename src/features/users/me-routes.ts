@@ -25,7 +25,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
       const caller = callerUser(ctx);
       const { appId, userId } = caller;
       parseQuery(ctx, UpsertQuerySchema);
-      await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'user', precheck, readOnly), { writer: 'user', mode, caller });
+      await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'user', precheck, readOnly, files), { writer: 'user', mode, caller });
       return profile(appId, userId);
     };
   };
@@ -70,7 +70,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
         const { field } = ctx.params;
         parseQuery(ctx, UpsertQuerySchema);
         // A field outside the schema is refused by the change rules, as it is in a PATCH.
-        await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'user'), { writer: 'user', mode: 'merge', caller });
+        await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'user', files), { writer: 'user', mode: 'merge', caller });
         return profile(appId, userId);
       },
     },

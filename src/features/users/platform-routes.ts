@@ -51,7 +51,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     return async (ctx: RequestContext) => {
       const appId = ctx.params.app;
       parseQuery(ctx, UpsertQuerySchema);
-      const read = (schemaOf: SchemaOf, precheck: Precheck) => readProfileChange(ctx.body, schemaOf, 'app', precheck, readOnly);
+      const read = (schemaOf: SchemaOf, precheck: Precheck) => readProfileChange(ctx.body, schemaOf, 'app', precheck, readOnly, files);
       const userId = await service.write(appId, writeTarget(ctx), read, { writer: 'app', mode, create: true });
       return profile(appId, userId);
     };
@@ -145,7 +145,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
         const userId = existingUserId(ctx);
         // Held to the change rules, as in a PATCH: null removes a field the schema stopped allowing, and
         // user_id passes only unchanged.
-        await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'app'), { writer: 'app', mode: 'merge' });
+        await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'app', files), { writer: 'app', mode: 'merge' });
         return profile(appId, userId);
       },
     },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import sharp, { type Metadata } from 'sharp';
 import type { Logger } from 'pino';
 import { ApiError, validationError } from '../../lib/errors.js';
+import { Gate } from '../../lib/gate.js';
 import type { FilePart } from '../../http/context.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -61,6 +62,12 @@ const PIXEL_REFUSAL = `must be at most ${IMAGE_PIXEL_LIMIT / 1_000_000} megapixe
  */
 const BODY_PIXEL_BUDGET = 2 * IMAGE_PIXEL_LIMIT;
 const BUDGET_REFUSAL = `takes the body's images past ${BODY_PIXEL_BUDGET / 1_000_000} megapixels in all`;
+/**
+ * sharp's work runs on libuv's threadpool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which
+ * lmdb-js's commits, WebCrypto and file I/O share: with 4 images decoding, a commit of any request
+ * waited until one ended (2.7 s measured). At most this many run at once, the others wait for them.
+ */
+const DECODES_AT_ONCE = 2;
 
 /**
  * The type an image field's file is stored and served as is the one its bytes decode as, whatever the
@@ -115,7 +122,7 @@ interface Inspected {
 }
 
 /** The upload as far as its header tells, or why it does not fit its field. */
-async function inspect(upload: FileUpload): Promise<Inspected | string> {
+async function inspect(upload: FileUpload, decodes: Gate): Promise<Inspected | string> {
   const { part, spec } = upload;
   if (part.data.length === 0) return 'the file is empty';
   if (!isMediaType(part.contentType)) return `must have a content type of the form type/subtype, at most ${MEDIA_TYPE_LIMIT} characters`;
@@ -126,7 +133,7 @@ async function inspect(upload: FileUpload): Promise<Inspected | string> {
   }
   if (!part.contentType.toLowerCase().startsWith('image/')) return 'must be an image (content type image/*)';
   try {
-    const type = await imageType(part.data);
+    const type = await decodes.run(() => imageType(part.data));
     return typeof type === 'string' ? type : { upload, ...type };
   } catch {
     return NOT_READABLE;
@@ -137,41 +144,6 @@ async function inspect(upload: FileUpload): Promise<Inspected | string> {
 function budgetCrossing(inspected: Inspected[]): Inspected | undefined {
   let pixels = 0;
   return inspected.find((checked) => (pixels += checked.pixels ?? 0) > BODY_PIXEL_BUDGET);
-}
-
-/**
- * A body's uploads ready to store; each that does not fit its field is passed to `refuse`, and then none
- * is returned. Every header is read before anything is decoded, and nothing is unless every upload
- * passes it and the images hold at most BODY_PIXEL_BUDGET together; the image that takes them past it
- * is the one refused.
- */
-export async function prepareUploads(uploads: FileUpload[], refuse: (name: string, refusal: string) => void): Promise<Record<string, Upload>> {
-  const inspected: Inspected[] = [];
-  for (const upload of uploads) {
-    const checked = await inspect(upload);
-    if (typeof checked === 'string') refuse(upload.name, checked);
-    else inspected.push(checked);
-  }
-  const crossing = budgetCrossing(inspected);
-  if (crossing) refuse(crossing.upload.name, BUDGET_REFUSAL);
-  if (crossing || inspected.length < uploads.length) return {};
-  const prepared: Record<string, Upload> = {};
-  for (const { upload, contentType, pixels } of inspected) {
-    const { name, part } = upload;
-    const descriptor = describe(part.data, contentType);
-    if (pixels === undefined) {
-      prepared[name] = { descriptor, bytes: part.data };
-      continue;
-    }
-    try {
-      // Decoded whole, as a preview will be: the header alone passes a truncated file.
-      await decoder(part.data).resize(PREVIEW_SIZES.small, PREVIEW_SIZES.small, { fit: 'inside' }).raw().toBuffer();
-      prepared[name] = { descriptor, bytes: part.data, image: true };
-    } catch {
-      refuse(name, NOT_READABLE);
-    }
-  }
-  return prepared;
 }
 
 const describe = (bytes: Buffer, contentType: string): FileDescriptor => ({
@@ -192,6 +164,8 @@ const UNDRAWABLE_LIMIT = 10_000;
 export class ProfileFiles {
   private readonly files: Database<StoredFile, Key>;
   private readonly previews: Database<StoredPreview, Key>;
+  /** Every header read and decode of this process, uploads and previews alike. */
+  private readonly decodes = new Gate(DECODES_AT_ONCE);
 
   constructor(
     private readonly store: Store,
@@ -203,6 +177,41 @@ export class ProfileFiles {
     // buffer is decoded twice here (an upload's bytes are new, a preview's a fresh copy read from
     // LMDB): it could never hit, and would only hold up to 100 operations of past requests.
     sharp.cache(false);
+  }
+
+  /**
+   * A body's uploads ready to store; each that does not fit its field is passed to `refuse`, and then none
+   * is returned. Every header is read before anything is decoded, and nothing is unless every upload
+   * passes it and the images hold at most BODY_PIXEL_BUDGET together; the image that takes them past it
+   * is the one refused.
+   */
+  async prepareUploads(uploads: FileUpload[], refuse: (name: string, refusal: string) => void): Promise<Record<string, Upload>> {
+    const inspected: Inspected[] = [];
+    for (const upload of uploads) {
+      const checked = await inspect(upload, this.decodes);
+      if (typeof checked === 'string') refuse(upload.name, checked);
+      else inspected.push(checked);
+    }
+    const crossing = budgetCrossing(inspected);
+    if (crossing) refuse(crossing.upload.name, BUDGET_REFUSAL);
+    if (crossing || inspected.length < uploads.length) return {};
+    const prepared: Record<string, Upload> = {};
+    for (const { upload, contentType, pixels } of inspected) {
+      const { name, part } = upload;
+      const descriptor = describe(part.data, contentType);
+      if (pixels === undefined) {
+        prepared[name] = { descriptor, bytes: part.data };
+        continue;
+      }
+      try {
+        // Decoded whole, as a preview will be: the header alone passes a truncated file.
+        await this.decodes.run(() => decoder(part.data).resize(PREVIEW_SIZES.small, PREVIEW_SIZES.small, { fit: 'inside' }).raw().toBuffer());
+        prepared[name] = { descriptor, bytes: part.data, image: true };
+      } catch {
+        refuse(name, NOT_READABLE);
+      }
+    }
+    return prepared;
   }
 
   read(appId: string, userId: string, field: string): StoredFile | undefined {
@@ -272,9 +281,11 @@ export class ProfileFiles {
     const [appId, userId, field] = key as [string, string, string];
     let drawn: Buffer | string;
     try {
-      const type = await imageType(file.bytes);
+      const type = await this.decodes.run(() => imageType(file.bytes));
       drawn =
-        typeof type === 'string' ? type : await decoder(file.bytes).rotate().resize(edge, edge, { fit: 'inside', withoutEnlargement: true }).webp().toBuffer();
+        typeof type === 'string'
+          ? type
+          : await this.decodes.run(() => decoder(file.bytes).rotate().resize(edge, edge, { fit: 'inside', withoutEnlargement: true }).webp().toBuffer());
     } catch (error) {
       // Uploads to an image field are checked: one that decoded then and does not now was damaged where
       // it is kept (a 500, logged), not sent so. A file that was not (the field's type changed since) can be anything.

@@ -15,7 +15,7 @@ import {
   type Upload,
   type Writer,
 } from './profile-change.js';
-import { prepareUploads, type FileUpload } from './profile-files.js';
+import type { FileUpload, ProfileFiles } from './profile-files.js';
 
 const JSON_PARTS = new Set(['data', 'attributes']);
 /** A number as JSON writes one (RFC 8259 §6): no hex, no leading zeros, no `Infinity`. */
@@ -51,6 +51,7 @@ export async function readProfileChange(
   writer: Writer,
   precheck: Precheck,
   readOnly: ReadonlySet<string>,
+  files: ProfileFiles,
 ): Promise<ProfileChange> {
   const { errors, complain, throwIfAny } = collector();
   const parts: FileUpload[] = [];
@@ -104,7 +105,7 @@ export async function readProfileChange(
   };
   if (parts.length === 0) return change;
   precheck({ ...change, files: Object.fromEntries(parts.map(({ name, part }) => [name, undecoded(part)])) });
-  change.files = await prepareUploads(parts, complain);
+  change.files = await files.prepareUploads(parts, complain);
   throwIfAny();
   return change;
 }
@@ -119,7 +120,7 @@ const undecoded = (part: FilePart): Upload => ({ descriptor: { content_type: '',
  * The change of one field from `{value}` in JSON, or a multipart part `value`: text (read by the
  * field's type) or, for `image`/`file` fields, a file.
  */
-export async function readFieldChange(body: ParsedBody, name: string, schemaOf: SchemaOf, writer: Writer): Promise<ProfileChange> {
+export async function readFieldChange(body: ParsedBody, name: string, schemaOf: SchemaOf, writer: Writer, files: ProfileFiles): Promise<ProfileChange> {
   if (body.kind === 'json') {
     const value = body.value;
     if (!isPlainObject(value) || !('value' in value) || Object.keys(value).length !== 1) {
@@ -140,9 +141,9 @@ export async function readFieldChange(body: ParsedBody, name: string, schemaOf: 
     if (file && isFileField(spec)) {
       // Before the decode, which costs far more than the refusal.
       if (!mayWrite(writer, spec)) throw updateFailed({ [name]: [NOT_WRITABLE] });
-      const files = await prepareUploads([{ name, part: file, spec: spec! }], complain);
+      const uploads = await files.prepareUploads([{ name, part: file, spec: spec! }], complain);
       throwIfAny();
-      return { files, readBy };
+      return { files: uploads, readBy };
     }
     if (file) throw updateFailed({ [shownKey(name)]: ['not an image or file field: send its value as a text part'] });
     if (text !== undefined) return { data: { [name]: typedText(text, spec) }, files: {}, readBy };

@@ -443,6 +443,27 @@ t.test("a body's images hold at most 100 megapixels together: the one past it is
   t.match(within.body.data, { a: { content_type: 'image/png' }, d: { content_type: 'image/png' } });
 });
 
+t.test("at most two images decode at once, whatever the requests: libuv's threadpool stays free for commits", async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const image = { bytes: blackPng(10_000, 5000), type: 'image/png' };
+  let most = 0;
+  // sharp's tasks waiting for a thread of the pool or running on one.
+  const sample = setInterval(() => {
+    const { queue, process } = sharp.counters();
+    most = Math.max(most, queue + process);
+  }, 1);
+  const writes = ['g1', 'g2', 'g3', 'g4'].map((user) =>
+    server.request('PUT', `/applications/${server.app.id}/users/${user}/data`, { app: server.app, rawBody: form({ avatar: image }) }),
+  );
+  const answers = await Promise.all(writes);
+  clearInterval(sample);
+  t.same(
+    answers.map((res) => res.status),
+    [200, 200, 200, 200],
+  );
+  t.ok(most <= 2, `at most 2 at once (${most})`);
+});
+
 t.test('verify reports a file a profile describes that is not stored', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const appId = server.app.id;
