@@ -1,4 +1,5 @@
 import type { ProfileData, VerifiedData } from '../../../machines/user.machine.js';
+import { holdsMisleadingCharacter } from '../../lib/validate.js';
 
 export type AddressKind = 'email' | 'phone';
 
@@ -6,18 +7,20 @@ export type AddressKind = 'email' | 'phone';
 export const MAX_EMAIL_LENGTH = 254;
 
 /**
- * Text around one `@` with no whitespace, control character (C0, DEL, C1) or comma: a comma makes a
- * list of addresses, and `lookup_filter`, a comma list, could never name it.
+ * Text around one `@` with no whitespace or comma: a comma makes a list of addresses, and
+ * `lookup_filter`, a comma list, could never name it. Nor, as in names, a character that shows it
+ * otherwise than written (isEmailAddress): group owners read it in invites and member profiles.
  */
-const EMAIL_ADDRESS = /^[^\s@,\p{Cc}]+@[^\s@,\p{Cc}]+$/u;
+const EMAIL_ADDRESS = /^[^\s@,]+@[^\s@,]+$/u;
 /** As people write one: an optional `+`, a digit, then digits, spaces and `().-`; 4 to 33 characters. */
 const PHONE_NUMBER = /^\+?[0-9][0-9 ().-]{3,31}$/;
 
 /** The one email rule of profiles, magic links, members and invites (a user found by one is a user made by one). */
-export const isEmailAddress = (value: string): boolean => value.length <= MAX_EMAIL_LENGTH && EMAIL_ADDRESS.test(value);
-export const EMAIL_RULE = `an email address (text around one @, without spaces, commas or control characters) of at most ${MAX_EMAIL_LENGTH} characters`;
+export const isEmailAddress = (value: string): boolean =>
+  value.length <= MAX_EMAIL_LENGTH && EMAIL_ADDRESS.test(value) && !holdsMisleadingCharacter(value);
+export const EMAIL_RULE = `an email address (text around one @, without spaces, commas, control characters, bidirectional controls or line separators) of at most ${MAX_EMAIL_LENGTH} characters`;
 
-/** The one phone number rule of profiles, magic links, members and invites. */
+/** The one phone number rule of profiles, magic links, members and invites (ASCII: no misleading character fits it). */
 export const isPhoneNumber = (value: string): boolean => PHONE_NUMBER.test(value);
 export const PHONE_RULE = 'a phone number such as +1 555 000 1234 (4 to 33 characters: digits, spaces and ().-, after an optional +)';
 
