@@ -3,6 +3,7 @@ import sharp, { type Metadata } from 'sharp';
 import type { Logger } from 'pino';
 import { ApiError, validationError } from '../../lib/errors.js';
 import { Gate } from '../../lib/gate.js';
+import { mayHoldMoreScans } from '../../lib/jpeg-scans.js';
 import type { FilePart } from '../../http/context.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -63,6 +64,16 @@ const PIXEL_REFUSAL = `must be at most ${IMAGE_PIXEL_LIMIT / 1_000_000} megapixe
 const BODY_PIXEL_BUDGET = 2 * IMAGE_PIXEL_LIMIT;
 const BUDGET_REFUSAL = `takes the body's images past ${BODY_PIXEL_BUDGET / 1_000_000} megapixels in all`;
 /**
+ * Each scan of a progressive JPEG makes libjpeg walk the image's coefficients again, and a scan can be
+ * a few dozen bytes: a 250 kB grey JPEG of 49 MP and 2000 scans took 8 s of CPU to decode here, one of
+ * 10 MiB (138 000 scans) would take about 9 minutes, and the pixel limits do not see it (libjpeg-turbo's
+ * advisory LJT-01-003; sharp's timeout does not interrupt it). Encoders write 6 to 10 (libjpeg's and
+ * mozjpeg's progressive grey and colour JPEGs), 18 for CMYK; 64 leaves room for an EXIF thumbnail's
+ * and an appended gain map's beside them, and 64 scans of that 49 MP JPEG took 0.27 s.
+ */
+const JPEG_SCAN_LIMIT = 64;
+const SCAN_REFUSAL = `must be a JPEG of at most ${JPEG_SCAN_LIMIT} scans`;
+/**
  * sharp's work runs on libuv's threadpool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which
  * lmdb-js's commits, WebCrypto and file I/O share: with 4 images decoding, a commit of any request
  * waited until one ended (2.7 s measured). At most this many run at once, the others wait for them.
@@ -100,6 +111,7 @@ async function imageType(bytes: Uint8Array): Promise<{ contentType: string; pixe
   const { width = 0, height = 0 } = metadata;
   const pixels = width * height;
   if (pixels > IMAGE_PIXEL_LIMIT) return PIXEL_REFUSAL;
+  if (metadata.format === 'jpeg' && mayHoldMoreScans(bytes, JPEG_SCAN_LIMIT)) return SCAN_REFUSAL;
   return { contentType, pixels };
 }
 

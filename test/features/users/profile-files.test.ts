@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { startServerWithSchema } from '../../helpers/schema.js';
 import { startServer } from '../../helpers/server.js';
 import { blackPng, pngHeaderOnly } from '../../helpers/png.js';
+import { manyScanJpeg } from '../../helpers/jpeg.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { tokenFor } from '../../helpers/tokens.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
@@ -441,6 +442,35 @@ t.test("a body's images hold at most 100 megapixels together: the one past it is
   const within = await server.request('PUT', base, { app: server.app, rawBody: form({ a: largest, d: largest }) });
   t.equal(within.status, 200, within.text);
   t.match(within.body.data, { a: { content_type: 'image/png' }, d: { content_type: 'image/png' } });
+});
+
+t.test('a JPEG of more than 64 scans is refused before it is decoded, and no preview is drawn of one stored before', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const appId = server.app.id;
+  const base = `/applications/${appId}/users/scans/data`;
+  const before = storeDigest(server.deps.store);
+  const refused = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: manyScanJpeg(65), type: 'image/jpeg' } }) });
+  t.equal(refused.status, 400, refused.text);
+  t.equal(refused.body.code, 'E_USER_UPDATE_FAILED');
+  t.same(refused.body.field_errors, { avatar: ['must be a JPEG of at most 64 scans'] });
+  t.equal(storeDigest(server.deps.store), before, 'nothing stored');
+
+  const limit = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: manyScanJpeg(64), type: 'image/jpeg' } }) });
+  t.equal(limit.status, 200, limit.text);
+  const photo = sharp({ create: { width: 300, height: 200, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 30 } } });
+  const progressive = await photo.jpeg({ progressive: true }).toBuffer();
+  const ordinary = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: progressive, type: 'image/jpeg' } }) });
+  t.equal(ordinary.status, 200, ordinary.text);
+  t.same(ordinary.body.data.avatar, { content_type: 'image/jpeg', size: progressive.length, sha256: sha256(progressive) });
+
+  // As if stored before uploads were checked for it (under the descriptor the profile holds): its preview
+  // is refused as that of a file too large is, not drawn.
+  const files = server.deps.store.db('user_files');
+  const key = [appId, 'scans', 'avatar'];
+  await server.deps.store.commit(() => files.put(key, { ...files.get(key), bytes: manyScanJpeg(1000) }));
+  const preview = await server.request('GET', `${base}/fields/avatar?preview=small`, { app: server.app });
+  t.equal(preview.status, 400, preview.text);
+  t.same(preview.body.field_errors, { preview: ['the stored file must be a JPEG of at most 64 scans'] });
 });
 
 t.test("at most two images decode at once, whatever the requests: libuv's threadpool stays free for commits", async (t) => {
