@@ -83,6 +83,30 @@ t.test('an invite read and sent back as a PUT passes, on the platform and on /me
   t.same(sent.body, { ...myRead, redirect_url: '/hello' }, '/me: the edited field alone changed');
 });
 
+t.test('an invite read after its user changed the address it was made for is still sent back', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const group = `/groups/${(await api.post('/groups', { name: 'Crew' })).body.id}`;
+  const made = await api.post(`${group}/invites`, { email: 'cat@example.com', roles: ['member'] });
+  const path = `${group}/invites/${made.body.invitation.id}`;
+  const moved = await api.patch(`/users/${made.body.invitation.ensured_user_id}/data`, { data: { email: 'kit@example.com' } });
+  t.equal(moved.status, 200, moved.text);
+
+  const read = (await api.get(path)).body;
+  t.equal(read.email, 'cat@example.com', 'the invite shows the address it was made for');
+  const echoed = await api.put(path, read);
+  t.equal(echoed.status, 200, echoed.text);
+  t.same(echoed.body, read, 'sent back as read, nothing changed');
+  const edited = await api.put(path, { ...read, email: ' CAT@example.com ', roles: ['member', 'editor'] });
+  t.equal(edited.status, 200, `the address it was made for, written otherwise: ${edited.text}`);
+  t.same(edited.body.roles, ['member', 'editor', 'owner']);
+  t.equal((await api.put(path, { ...read, email: 'kit@example.com' })).status, 200, 'the address its user holds now names it too');
+
+  const other = await api.put(path, { ...read, email: 'dan@example.com' });
+  t.equal(other.status, 400, 'another address still names another user');
+  t.same(other.body.field_errors, { email: ['an invite keeps its user; delete it and invite the other user instead'] });
+});
+
 t.test('a member read and sent back as a PUT passes, on the platform and on /me', async (t) => {
   const clock = manualClock();
   const server = await startServer(t, { clock });

@@ -1,6 +1,7 @@
 import { conflict, forbidden, notFound, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { USER_KIND, userKey, userLock, type UserRef } from '../users/directory.js';
+import { normalizeAddress } from '../users/addresses.js';
 import { ATTRIBUTE_KEYS_LIMIT, ATTRIBUTE_VALUES_LIMIT, fitsProfileLimit } from '../users/profile-change.js';
 import type { InviteContext, InviteEvent } from '../../../machines/invite.machine.js';
 import type { UserContext } from '../../../machines/user.machine.js';
@@ -195,13 +196,21 @@ export class InviteService {
   }
 
   private requireSameUser(appId: string, invite: InviteView, ref: UserRef): void {
-    const userId = invite.context.ensured_user_id;
-    const same =
-      'user_id' in ref
-        ? ref.user_id === userId
-        : this.core.users.findByAddress(appId, 'email' in ref ? 'email' : 'phone', 'email' in ref ? ref.email : ref.phone).includes(userId);
-    if (!same) {
+    if (!this.namesInvitedUser(appId, invite, ref)) {
       throw validationError({ [refField(ref)]: ['an invite keeps its user; delete it and invite the other user instead'] });
     }
+  }
+
+  /**
+   * Whether `ref` names the invite's user: by ID, by an address it holds, or by the address the invite
+   * was made for, which the invite shows though its user may have changed it since (a read sent back).
+   */
+  private namesInvitedUser(appId: string, invite: InviteView, ref: UserRef): boolean {
+    const userId = invite.context.ensured_user_id;
+    if ('user_id' in ref) return ref.user_id === userId;
+    const [kind, value] = 'email' in ref ? (['email', ref.email] as const) : (['phone', ref.phone] as const);
+    const madeFor = invite.context[kind];
+    if (madeFor !== undefined && normalizeAddress(kind, madeFor) === normalizeAddress(kind, value)) return true;
+    return this.core.users.findByAddress(appId, kind, value).includes(userId);
   }
 }
