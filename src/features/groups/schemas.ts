@@ -4,7 +4,7 @@ import { EMAIL_RULE, isAddress, isEmailAddress, isPhoneNumber, PHONE_RULE } from
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
-import { jsonRecord, oneLineOfText, takingReadOnly } from '../../lib/validate.js';
+import { jsonRecord, MISLEADING_CHARACTERS_REFUSED, oneLineOfText, takingReadOnly } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
@@ -139,7 +139,7 @@ export type ListedKind = 'group' | 'member' | 'invite';
 /** What a `lookup_filter` value can match on each list: a value no item could is malformed, not an empty page. */
 const LOOKUP_VALUES = {
   // A group ID is a name by this rule too.
-  group: { matches: (value: string) => v.is(Name, value), says: `a group ID or name (at most ${GROUP_NAME_LIMIT} characters, no control characters)` },
+  group: { matches: (value: string) => v.is(Name, value), says: `a group ID or name: at most ${GROUP_NAME_LIMIT} characters, and it ${MISLEADING_CHARACTERS_REFUSED}` },
   member: { matches: (value: string) => v.is(UserId, value) || isAddress(value), says: 'a user ID, an email address or a phone number' },
 };
 

@@ -211,6 +211,13 @@ t.test('a lookup_filter value no group or member could match is 400 on lookup_fi
   ]) {
     t.same((await get(list, filter)).body, { total_results: 0, results: [] }, `${list} ${JSON.stringify(filter)}: an empty page`);
   }
+  const reversed = await get('/groups', 'Crew,a\u202eb');
+  t.equal(reversed.status, 400, 'a bidirectional control is no more in a name than a control character');
+  t.same(
+    reversed.body.field_errors,
+    { lookup_filter: ['each lookup_filter value is a group ID or name: at most 200 characters, and it must not contain control characters, bidirectional controls or line separators'] },
+    'the refusal words the rule of names',
+  );
   t.equal((await get('/groups', `${'x'.repeat(150)},,Crew`)).body.total_results, 1, 'a list of names may hold an empty entry while the whole could be one name');
   t.equal((await get(members, ` ${ada.userId} `)).body.total_results, 1);
 });
