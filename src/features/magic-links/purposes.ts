@@ -45,8 +45,9 @@ export interface PurposeHandler<K extends HandledKind> {
   /** Locks the redemption turn must hold besides the user's (the group's, the invite's…). */
   locks(link: LinkFacts<K>): string[];
   /**
-   * Runs in the redemption turn, after the sign-in. It is handed the very object `locks` was handed,
-   * so a handler may key what it chose for the locks (a new member's ID) on that object.
+   * Runs in the redemption turn, after the sign-in, handed the very object `locks` was handed. A record
+   * it makes draws its ID here (`Turn.lockNew`), not in `locks`: drawn before the turn waited for its
+   * locks, the ID would sort before records committed meanwhile, and a client paging by ID would skip it.
    */
   redeem(turn: Turn, link: LinkFacts<K>): void;
 }
