@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -213,10 +213,11 @@ t.test('SIGTERM mid-request: the request in flight is answered and stored, then 
   t.same(await stored.json(), app);
 });
 
-t.test('SIGTERM with a body that never ends: exit 0 after the grace period, the stall logged', async (t) => {
+/** A server (of `graceMs` shutdown grace) with one request in flight whose body never ends. */
+async function serverWithStalledBody(t: Test, graceMs: string) {
   const server = await startChildServer(t, {
     dataDir: t.testdir(),
-    env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'debug', SVC_SHUTDOWN_GRACE_MS: '300' },
+    env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'debug', SVC_SHUTDOWN_GRACE_MS: graceMs },
   });
   const req = httpRequest(`${server.url}/admin/applications`, {
     method: 'POST',
@@ -225,6 +226,11 @@ t.test('SIGTERM with a body that never ends: exit 0 after the grace period, the 
   req.on('error', () => {});
   req.write('{"name":');
   await server.waitForLog((entry) => entry.msg === 'request started' && entry.route === 'POST /admin/applications');
+  return server;
+}
+
+t.test('SIGTERM with a body that never ends: exit 0 after the grace period, the stall logged', async (t) => {
+  const server = await serverWithStalledBody(t, '300');
   server.child.kill('SIGTERM');
   const stall = await server.waitForLog((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('shutdown grace period over'));
   t.equal(stall.unanswered, 1);
@@ -232,17 +238,7 @@ t.test('SIGTERM with a body that never ends: exit 0 after the grace period, the 
 });
 
 t.test('a second SIGTERM or a SIGINT during the drain changes nothing: one stop, exit 0 after the grace period', async (t) => {
-  const server = await startChildServer(t, {
-    dataDir: t.testdir(),
-    env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'debug', SVC_SHUTDOWN_GRACE_MS: '1000' },
-  });
-  const req = httpRequest(`${server.url}/admin/applications`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': 100 },
-  });
-  req.on('error', () => {});
-  req.write('{"name":');
-  await server.waitForLog((entry) => entry.msg === 'request started' && entry.route === 'POST /admin/applications');
+  const server = await serverWithStalledBody(t, '1000');
   server.child.kill('SIGTERM');
   await server.waitForLog((entry) => entry.msg === 'shutting down');
   server.child.kill('SIGTERM');
