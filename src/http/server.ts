@@ -115,10 +115,14 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     return (ctx.route === PREFLIGHT || ctx.route === FALLBACK) && browserClientPaths.some((regexp) => regexp.test(ctx.path));
   }
 
-  function send(ctx: RequestContext, reply: Reply, record: RequestRecorder | undefined): void {
+  /**
+   * Answers `ctx`. `inHandler`: uWS's request handler is still running, and uWS corks the socket for
+   * all of it; an answer sent later corks its own writes (`res.cork`, whose callback from native code
+   * costs ~0.3 µs: docs/PERFORMANCE.md, round 19).
+   */
+  function send(ctx: RequestContext, reply: Reply, record: RequestRecorder | undefined, inHandler: boolean): void {
     inFlight--;
     if (ctx.aborted) return finishDrain();
-    const { res } = ctx;
     let payload: Uint8Array | string = '';
     let contentType = reply.contentType;
     if (reply.bytes !== undefined) payload = reply.bytes;
@@ -132,34 +136,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     // connections close.
     const unread = reply.status === 413 || reply.closeConnection === true;
     const close = unread || draining;
-    res.cork(() => {
-      res.writeStatus(statusLine(reply.status));
-      if (contentType) res.writeHeader('content-type', contentType);
-      res.writeHeader('x-request-id', ctx.id);
-      writeSecurityHeaders(res);
-      if (origin) {
-        res.writeHeader('access-control-allow-origin', origin);
-        res.writeHeader('vary', 'origin');
-        res.writeHeader('access-control-expose-headers', 'x-request-id, retry-after, www-authenticate');
-      }
-      if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
-      if (reply.status === 204 || reply.status === 304) {
-        // No arguments: an explicit length, even undefined, makes uWS announce a Content-Length (RFC 9110
-        // forbids one on a 204). A close is then asked of the client.
-        if (close) res.writeHeader('connection', 'close');
-        res.endWithoutBody();
-      } else if (ctx.method === 'HEAD') {
-        // uWS takes an answer ended this way (with a length) for one still pending, and aborts the process
-        // when the request handler returns without an abort handler (a synchronous answer has none: see `handlerOf`).
-        res.onAborted(ignoreAbort);
-        // uWS reads nothing more on a connection after a HEAD answer: the client is told to close it.
-        res.endWithoutBody(byteSize(payload), true);
-      } else if (unread || byteSize(payload) <= SMALL_ANSWER) res.end(payload, close);
-      else {
-        if (close) res.writeHeader('connection', 'close');
-        endWhole(res, payload);
-      }
-    });
+    if (inHandler) writeAnswer(ctx, reply, payload, contentType, origin, unread, close);
+    else ctx.res.cork(() => writeAnswer(ctx, reply, payload, contentType, origin, unread, close));
     const seconds = (performance.now() - ctx.startedAt) / 1000;
     record?.answered(reply.status, seconds);
     // The route pattern, never the path or query: those may carry link IDs and tokens. No headers, no bodies.
@@ -167,6 +145,37 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       logger.debug({ requestId: ctx.id, route: ctx.route, status: reply.status, ms: seconds * 1000 }, 'request');
     }
     finishDrain();
+  }
+
+  /** The answer's status line, headers and body, written in one corked batch. */
+  function writeAnswer(ctx: RequestContext, reply: Reply, payload: Uint8Array | string, contentType: string | undefined, origin: string | undefined, unread: boolean, close: boolean): void {
+    const { res } = ctx;
+    res.writeStatus(statusLine(reply.status));
+    if (contentType) res.writeHeader('content-type', contentType);
+    res.writeHeader('x-request-id', ctx.id);
+    writeSecurityHeaders(res);
+    if (origin) {
+      res.writeHeader('access-control-allow-origin', origin);
+      res.writeHeader('vary', 'origin');
+      res.writeHeader('access-control-expose-headers', 'x-request-id, retry-after, www-authenticate');
+    }
+    if (reply.headers) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]);
+    if (reply.status === 204 || reply.status === 304) {
+      // No arguments: an explicit length, even undefined, makes uWS announce a Content-Length (RFC 9110
+      // forbids one on a 204). A close is then asked of the client.
+      if (close) res.writeHeader('connection', 'close');
+      res.endWithoutBody();
+    } else if (ctx.method === 'HEAD') {
+      // uWS takes an answer ended this way (with a length) for one still pending, and aborts the process
+      // when the request handler returns without an abort handler (a synchronous answer has none: see `handlerOf`).
+      res.onAborted(ignoreAbort);
+      // uWS reads nothing more on a connection after a HEAD answer: the client is told to close it.
+      res.endWithoutBody(byteSize(payload), true);
+    } else if (unread || byteSize(payload) <= SMALL_ANSWER) res.end(payload, close);
+    else {
+      if (close) res.writeHeader('connection', 'close');
+      endWhole(res, payload);
+    }
   }
 
   /**
@@ -260,10 +269,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   function respond(ctx: RequestContext, outcome: Reply | Promise<Reply>, record: RequestRecorder | undefined): void {
     if (outcome instanceof Promise) {
       outcome.then(
-        (reply) => send(ctx, reply, record),
-        (error) => send(ctx, errorReply(ctx, error), record),
+        (reply) => send(ctx, reply, record, false),
+        (error) => send(ctx, errorReply(ctx, error), record, false),
       );
-    } else send(ctx, outcome, record);
+    } else send(ctx, outcome, record, true);
   }
 
   /**
@@ -378,7 +387,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       'access-control-allow-headers': preflightHeaders,
       'access-control-max-age': '600',
     };
-    send(ctx, { status: 204, headers: corsOrigin(ctx) ? headers : {} }, recordPreflight);
+    send(ctx, { status: 204, headers: corsOrigin(ctx) ? headers : {} }, recordPreflight, true);
   });
 
   app.any('/*', (res, req) => {
@@ -395,7 +404,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
             headers: { allow: [...new Set(allowed)].join(', ') },
           })
         : new ApiError(404, 'E_NOT_FOUND', `No route for ${ctx.method} on this path`);
-    send(ctx, refusedUnread(ctx, errorReply(ctx, error)), observe?.(ctx.route, ctx.method));
+    send(ctx, refusedUnread(ctx, errorReply(ctx, error)), observe?.(ctx.route, ctx.method), true);
   });
 
   return {
