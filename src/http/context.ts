@@ -25,11 +25,11 @@ export type Caller =
       /** When the user was created (ms): tells it from an earlier user deleted under the same ID. */
       userCreatedAt: number;
       /**
-       * The user's view record as the bearer step read it (with the schema stamp its `/me` body was
-       * rendered under), for the read handler to answer from; dropped when a step before it
-       * changes the user.
+       * The user's `/me` body as the bearer step read it (`MeView` in view-record.ts: the body, or the
+       * record it is put together from, with the schema stamp it was rendered under), for the read
+       * handler to answer from; dropped when a step before it changes the user.
        */
-      view?: { record: Buffer; schemaStamp: string };
+      view?: { bytes: Buffer; whole: boolean; schemaStamp: string };
     }
   | { kind: 'admin' };
 

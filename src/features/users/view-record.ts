@@ -169,22 +169,31 @@ const LIST_CLOSE = Buffer.from(']');
  * `groupBytes` reads: a record with groups is then copied before any of them is read.
  */
 function bodyOf(record: Buffer, head: number, groupBytes: GroupBytes, owned = false): Buffer {
+  if (!listsGroups(record)) return bodyListingNone(record, head);
   const groupsStart = startOf(record, GROUPS);
   const groupsEnd = groupsStart + lengthAt(record, GROUPS);
   const headStart = startOf(record, head);
   const headEnd = headStart + lengthAt(record, head);
   const tailStart = startOf(record, TAIL);
   const tailEnd = tailStart + lengthAt(record, TAIL);
-  if (groupsStart === groupsEnd) {
-    const body = Buffer.allocUnsafe(headEnd - headStart + GROUPS_NONE.length + tailEnd - tailStart);
-    body.set(record.subarray(headStart, headEnd));
-    body.set(GROUPS_NONE, headEnd - headStart);
-    body.set(record.subarray(tailStart, tailEnd), headEnd - headStart + GROUPS_NONE.length);
-    return body;
-  }
   const own = owned ? record : copyOf(record);
   const groups = groupsListPieces(groupEntriesIn(own.subarray(groupsStart, groupsEnd)), groupBytes);
   return Buffer.concat([own.subarray(headStart, headEnd), ...groups, own.subarray(tailStart, tailEnd)]);
+}
+
+const listsGroups = (record: Buffer) => lengthAt(record, GROUPS) > 0;
+
+/** The body of a record that lists no groups: its head, `[]`, its tail (copied: `record` may be LMDB's buffer). */
+function bodyListingNone(record: Buffer, head: number): Buffer {
+  const headStart = startOf(record, head);
+  const headEnd = headStart + lengthAt(record, head);
+  const tailStart = startOf(record, TAIL);
+  const tailEnd = tailStart + lengthAt(record, TAIL);
+  const body = Buffer.allocUnsafe(headEnd - headStart + GROUPS_NONE.length + tailEnd - tailStart);
+  body.set(record.subarray(headStart, headEnd));
+  body.set(GROUPS_NONE, headEnd - headStart);
+  body.set(record.subarray(tailStart, tailEnd), headEnd - headStart + GROUPS_NONE.length);
+  return body;
 }
 
 /** The pieces of a `groups` value, `[{"group":…,"member":…},…]`; an entry whose group has no rendering is left out. */
@@ -265,17 +274,26 @@ export const platformBody = (record: Buffer, groupBytes: GroupBytes): Buffer => 
 
 /** What a `/me` answer needs of a view record, kept by the bearer step for the GET that may answer. */
 export interface MeView {
-  /** A copy of the whole record, whose `/me` body `meBody` puts together when it is asked for. */
-  record: Buffer;
+  /**
+   * The `/me` body, whole, when the record lists no groups: put together at once, which costs what
+   * copying the record would (docs/PERFORMANCE.md, round 19). Otherwise a copy of the whole record,
+   * whose body `meBody` puts together when it is asked for, reading the groups then.
+   */
+  bytes: Buffer;
+  whole: boolean;
   /** The app's schema stamp when the `/me` head was rendered. */
   schemaStamp: string;
 }
 
-/** What `/me` answers may need of `record`, copied: the body is put together only when asked for. */
-export const meView = (record: Buffer): MeView => ({ record: copyOf(record), schemaStamp: textOf(record, SCHEMA_STAMP) });
+/** What `/me` answers may need of `record`, copied out of it (it may be LMDB's reused buffer). */
+export function meView(record: Buffer): MeView {
+  const schemaStamp = textOf(record, SCHEMA_STAMP);
+  if (listsGroups(record)) return { bytes: copyOf(record), whole: false, schemaStamp };
+  return { bytes: bodyListingNone(record, ME_HEAD), whole: true, schemaStamp };
+}
 
 /** The `/me` body, whole: a copy, never LMDB's buffer. */
-export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => bodyOf(view.record, ME_HEAD, groupBytes, true);
+export const meBody = (view: MeView, groupBytes: GroupBytes): Buffer => (view.whole ? view.bytes : bodyOf(view.bytes, ME_HEAD, groupBytes, true));
 
 /** The access marks of a view record, as `encodeAccess` laid them out. */
 export function accessPart(record: Buffer): UserAccess {
