@@ -106,7 +106,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     // Browsers send one Origin: lines given more than once (combined by `header`) name none.
     if (ctx.repeatedHeaders?.includes('origin')) return undefined;
     if (origin && (allowAnyOrigin || allowedOrigins.has(origin))) return origin;
-    if (origin && options.clientOrigins?.has(origin) && forBrowserClients(ctx)) return origin;
+    if (origin && forBrowserClients(ctx) && options.clientOrigins?.has(origin)) return origin;
     return undefined;
   }
 

@@ -4,7 +4,7 @@ import { holdsMisleadingCharacter } from '../../lib/validate.js';
 export type AddressKind = 'email' | 'phone';
 
 /** RFC 5321's longest email address. Addresses are lookup keys, so this also keeps them within LMDB's key size. */
-export const MAX_EMAIL_LENGTH = 254;
+const MAX_EMAIL_LENGTH = 254;
 
 /**
  * Text around one `@` with no whitespace or comma: a comma makes a list of addresses, and
