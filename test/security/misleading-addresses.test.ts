@@ -7,8 +7,10 @@ import { userLock } from '../../src/features/users/directory.js';
 // Addresses are shown to people (an invite's `user_lookup_value` to group owners, member profiles), so
 // the address rule refuses the characters names refuse (docs/API.md): `ceo\u202Egro.live@evil.example`
 // shows as `ceoelpmaxe.live@evil.org`. Phone numbers (digits, spaces and `().-`) never held one. (No answer holding U+2028 goes into an assertion's message: tap reads it as a line end.)
+// Nor, unlike names, the invisible ones (Default_Ignorable_Code_Point): `ceo\u200B@example.com` shows as `ceo@example.com`.
 
 const MISLEADING = ['\u061C', '\u200E', '\u200F', '\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069', '\u2028', '\u2029', '\u0085'];
+const INVISIBLE = ['\u00AD', '\u034F', '\u180E', '\u200B', '\u200C', '\u200D', '\u2060', '\u2064', '\uFE0F', '\uFEFF', '\u3164'];
 const hex = (c: string) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
 
 const server = await startServer(t);
@@ -40,7 +42,7 @@ const cases: Case[] = [
 t.test('an email address holding a misleading character is refused wherever one is taken: 400 on its field, nothing changed', async (t) => {
   const before = storeDigest(server.deps.store);
   for (const c of cases) {
-    for (const character of MISLEADING) {
+    for (const character of [...MISLEADING, ...INVISIBLE]) {
       const address = `ceo${character}gro.live@evil.example`;
       const res = await server.request(c.method, c.path(address), { ...(c.body ? { body: c.body(address) } : {}), ...(c.bearer ? { token: owner.token } : { app }) });
       const label = `${c.what} with ${hex(character)}`;
@@ -52,37 +54,43 @@ t.test('an email address holding a misleading character is refused wherever one 
   t.equal(storeDigest(server.deps.store), before, 'nothing changed');
 });
 
-t.test('an address stored before the rule is read, kept by writes that do not change it, and found by id_filter', async (t) => {
-  const stored = 'ceo\u202Egro.live@evil.example';
-  const holder = await tokenFor(server, { user_id: 'holder' });
-  const path = `${appPath}/users/holder/data`;
-  const { runtime, users } = server.deps;
-  const current = (await server.request('GET', path, { app })).body;
-  await runtime.run([userLock(app.id, 'holder')], (turn) => {
-    users.update(turn, app.id, 'holder', { data: { ...current.data, email: stored }, attributes: current.attributes });
+const storedBefore = [
+  { what: 'a bidirectional control', stored: 'ceo\u202Egro.live@evil.example', holderId: 'holder' },
+  { what: 'an invisible character', stored: 'ceo\u200B@example.com', holderId: 'invisible-holder' },
+];
+
+for (const { what, stored, holderId } of storedBefore) {
+  t.test(`an address holding ${what} stored before the rule is read, kept by writes that do not change it, and found by id_filter`, async (t) => {
+    const holder = await tokenFor(server, { user_id: holderId });
+    const path = `${appPath}/users/${holderId}/data`;
+    const { runtime, users } = server.deps;
+    const current = (await server.request('GET', path, { app })).body;
+    await runtime.run([userLock(app.id, holderId)], (turn) => {
+      users.update(turn, app.id, holderId, { data: { ...current.data, email: stored }, attributes: current.attributes });
+    });
+
+    const read = await server.request('GET', path, { app });
+    t.equal(read.body.data.email, stored, 'read as stored');
+    const merged = await server.request('PATCH', path, { app, body: { data: { last_name: 'Build' } } });
+    t.equal(merged.status, 200, merged.body.code);
+    t.equal(merged.body.data.email, stored, 'kept by a merge that does not name it');
+    const echoed = await server.request('PUT', path, { app, body: { data: merged.body.data } });
+    t.equal(echoed.status, 200, echoed.body.code);
+    t.equal(echoed.body.data.email, stored, 'sent back unchanged, it passes');
+    const field = await server.request('PUT', `${path}/fields/email`, { app, body: { value: stored } });
+    t.equal(field.status, 200, field.body.code);
+    const mine = await server.request('PATCH', `/me${appPath}/data`, { token: holder.token, body: { data: { first_name: 'New', email: stored } } });
+    t.equal(mine.status, 200, mine.body.code);
+    t.equal(mine.body.data.email, stored, 'on /me too');
+
+    const looked = await server.request('GET', `${appPath}/users/data?lookup_filter=${encodeURIComponent(stored)}`, { app });
+    t.equal(looked.status, 400, 'no lookup_filter names it');
+    const listed = await server.request('GET', `${appPath}/users/data?id_filter=${holderId}`, { app });
+    t.equal(listed.status, 200);
+    t.same(listed.body.results.map((user: any) => user.data.email), [stored], 'id_filter finds it');
+
+    const changed = await server.request('PATCH', path, { app, body: { data: { email: `new${stored}` } } });
+    t.equal(changed.status, 400, 'a changed value is held to the rule');
+    t.same(Object.keys(changed.body.field_errors), ['email']);
   });
-
-  const read = await server.request('GET', path, { app });
-  t.equal(read.body.data.email, stored, 'read as stored');
-  const merged = await server.request('PATCH', path, { app, body: { data: { last_name: 'Build' } } });
-  t.equal(merged.status, 200, merged.body.code);
-  t.equal(merged.body.data.email, stored, 'kept by a merge that does not name it');
-  const echoed = await server.request('PUT', path, { app, body: { data: merged.body.data } });
-  t.equal(echoed.status, 200, echoed.body.code);
-  t.equal(echoed.body.data.email, stored, 'sent back unchanged, it passes');
-  const field = await server.request('PUT', `${path}/fields/email`, { app, body: { value: stored } });
-  t.equal(field.status, 200, field.body.code);
-  const mine = await server.request('PATCH', `/me${appPath}/data`, { token: holder.token, body: { data: { first_name: 'New', email: stored } } });
-  t.equal(mine.status, 200, mine.body.code);
-  t.equal(mine.body.data.email, stored, 'on /me too');
-
-  const looked = await server.request('GET', `${appPath}/users/data?lookup_filter=${encodeURIComponent(stored)}`, { app });
-  t.equal(looked.status, 400, 'no lookup_filter names it');
-  const listed = await server.request('GET', `${appPath}/users/data?id_filter=holder`, { app });
-  t.equal(listed.status, 200);
-  t.same(listed.body.results.map((user: any) => user.data.email), [stored], 'id_filter finds it');
-
-  const changed = await server.request('PATCH', path, { app, body: { data: { email: `new${stored}` } } });
-  t.equal(changed.status, 400, 'a changed value is held to the rule');
-  t.same(Object.keys(changed.body.field_errors), ['email']);
-});
+}

@@ -12,13 +12,19 @@ const MAX_EMAIL_LENGTH = 254;
  * otherwise than written (isEmailAddress): group owners read it in invites and member profiles.
  */
 const EMAIL_ADDRESS = /^[^\s@,]+@[^\s@,]+$/u;
+/**
+ * A character shown as nothing (zero-width space and joiners, word joiner, soft hyphen, U+FEFF…):
+ * `ceo\u200B@example.com` reads as `ceo@example.com` yet is another address. Names keep them (an
+ * emoji needs ZWJ); an address has no use for one.
+ */
+const INVISIBLE_CHARACTER = /\p{Default_Ignorable_Code_Point}/u;
 /** As people write one: an optional `+`, a digit, then digits, spaces and `().-`; 4 to 33 characters. */
 const PHONE_NUMBER = /^\+?[0-9][0-9 ().-]{3,31}$/;
 
 /** The one email rule of profiles, magic links, members and invites (a user found by one is a user made by one). */
 export const isEmailAddress = (value: string): boolean =>
-  value.length <= MAX_EMAIL_LENGTH && EMAIL_ADDRESS.test(value) && !holdsMisleadingCharacter(value);
-export const EMAIL_RULE = `an email address (text around one @, without spaces, commas, control characters, bidirectional controls or line separators) of at most ${MAX_EMAIL_LENGTH} characters`;
+  value.length <= MAX_EMAIL_LENGTH && EMAIL_ADDRESS.test(value) && !holdsMisleadingCharacter(value) && !INVISIBLE_CHARACTER.test(value);
+export const EMAIL_RULE = `an email address (text around one @, without spaces, commas, control characters, bidirectional controls, line separators or invisible characters) of at most ${MAX_EMAIL_LENGTH} characters`;
 
 /** The one phone number rule of profiles, magic links, members and invites (ASCII: no misleading character fits it). */
 export const isPhoneNumber = (value: string): boolean => PHONE_NUMBER.test(value);

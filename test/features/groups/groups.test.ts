@@ -358,7 +358,7 @@ t.test('limits and types of group, member and invite fields are told in plain wo
     [`/groups/${group.id}/members`, { user_id: bob.userId, roles: ['r'.repeat(65)] }, 'roles[0]', 'a role is at most 64 characters'],
     [`/groups/${group.id}/members`, { user_id: bob.userId, roles: [5] }, 'roles[0]', 'a role is a string'],
     [`/groups/${group.id}/members`, { user_id: 5, roles: [] }, 'user_id', 'user_id must be a string'],
-    [`/groups/${group.id}/invites`, { email: `${'a'.repeat(250)}@x.io`, roles: [] }, 'email', 'email must be an email address (text around one @, without spaces, commas, control characters, bidirectional controls or line separators) of at most 254 characters'],
+    [`/groups/${group.id}/invites`, { email: `${'a'.repeat(250)}@x.io`, roles: [] }, 'email', 'email must be an email address (text around one @, without spaces, commas, control characters, bidirectional controls, line separators or invisible characters) of at most 254 characters'],
     [`/groups/${group.id}/invites`, { phone: 15550100, roles: [] }, 'phone', 'phone must be a string'],
     [`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], redirect_url: `/${'x'.repeat(2048)}` }, 'redirect_url', 'redirect_url is at most 2048 characters'],
     [`/groups/${group.id}/invites`, { user_id: bob.userId, roles: [], redirect_url: 'https://ada@app.example/in' }, 'redirect_url', 'redirect_url must not hold a user name or password (user@host)'],

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { platform } from '../groups/helpers.js';
 
-const EMAIL_RULE = 'an email address (text around one @, without spaces, commas, control characters, bidirectional controls or line separators) of at most 254 characters';
+const EMAIL_RULE = 'an email address (text around one @, without spaces, commas, control characters, bidirectional controls, line separators or invisible characters) of at most 254 characters';
 const PHONE_RULE = 'a phone number such as +1 555 000 1234 (4 to 33 characters: digits, spaces and ().-, after an optional +)';
 
 /** Every place an address is given: a profile write, a platform magic link, a member, an invite. */
