@@ -58,7 +58,9 @@ export class ProfileService {
     // be created is the turn's 404.
     const precheck = (change: ProfileChange) => {
       const current = userId === undefined ? undefined : this.deps.users.get(appId, userId);
-      if (current || options.create) this.nextProfile(current?.context, change, change.readBy ?? schemaOf(), userId, options);
+      if (!current && !options.create) return;
+      if (!current && userId !== undefined) checkNewUserId(userId, 'user');
+      this.nextProfile(current?.context, change, change.readBy ?? schemaOf(), userId, options);
     };
     for (;;) {
       const change = await read(schemaOf, precheck);
@@ -84,7 +86,7 @@ export class ProfileService {
       const userId = requestedId ?? turn.lockNew(() => newId('user', turn.now), (id) => [userLock(appId, id)]);
       const current = options.caller ? users.requireCaller(turn, appId, options.caller) : turn.get<UserContext>(USER_KIND, userKey(appId, userId));
       if (!current && !options.create) throw notFound('user', userId);
-      // Here, not before the turn: a user under such an ID, stored before the rule, may be deleted while this waits.
+      // Here too, not only in the precheck: a user under such an ID, stored before the rule, may be deleted while this waits.
       if (!current) checkNewUserId(userId, 'user');
       const before = startOf(current?.context);
       const next = this.nextProfile(current?.context, change, schema, userId, options);

@@ -52,6 +52,24 @@ t.test('IDs that only hold dots beside other characters are IDs like any other',
   for (const segment of ['...', '.a', 'a..b']) t.equal((await send('PUT', segment, { data: {} })).status, 200, segment);
 });
 
+t.test('a multipart upsert that would create . or .. is refused on user before its images are decoded', async (t) => {
+  const { schema } = server.deps.apps.require(appId);
+  await server.deps.apps.update(appId, { schema: { ...schema, fields: { ...schema.fields, avatar: { type: 'image' } } } });
+  // A broken image: decoded, it would answer 400 on `avatar`.
+  const body = Buffer.from('--b\r\nContent-Disposition: form-data; name="avatar"; filename="a.png"\r\nContent-Type: image/png\r\n\r\nnot a png\r\n--b--\r\n');
+  const framing = `content-type: multipart/form-data; boundary=b\r\ncontent-length: ${body.length}\r\n`;
+  const before = storeDigest(server.deps.store);
+  for (const segment of ['.', '..', '%2E%2E']) {
+    for (const method of ['PUT', 'PATCH']) {
+      const res = await rawRequest(server.port, `${method} /applications/${appId}/users/${segment}/data HTTP/1.1\r\nHost: x\r\n${auth}${framing}\r\n`, body);
+      t.equal(res.status, 400, `${method} ${segment}`);
+      t.match(json(res), { code: 'E_VALIDATION', field_errors: { user: [String] } }, `${method} ${segment}`);
+      t.notOk(json(res).field_errors.avatar, `${method} ${segment}: the image is not decoded`);
+    }
+  }
+  t.equal(storeDigest(server.deps.store), before, 'nothing changed');
+});
+
 t.test('a user stored under .. before the rule is still read, written and signed in', async (t) => {
   const { runtime, users } = server.deps;
   await runtime.run([userLock(appId, '..')], (turn) => {
