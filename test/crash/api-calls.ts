@@ -23,12 +23,12 @@ export async function call(context: CrashContext, method: string, path: string, 
   return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
 }
 
-/** Gives the default app a `file` field, so that write kinds can store files with their users. */
+/** Gives the default app a `file` and an `image` field, so that write kinds can store files with their users. */
 export async function prepareApp({ server, defaultApp }: CrashContext): Promise<void> {
   const res = await fetch(`${server.url}/admin/applications/${defaultApp.id}`, {
     method: 'PATCH',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ schema: { fields: { doc: { type: 'file' } }, allow_unknown_fields: true } }),
+    body: JSON.stringify({ schema: { fields: { doc: { type: 'file' }, photo: { type: 'image' } }, allow_unknown_fields: true } }),
   });
   if (!res.ok) throw new Error(`The crash test's schema was refused: ${res.status} ${await res.text()}`);
 }

@@ -75,6 +75,8 @@ t.test(`${CYCLES} cycles of SIGKILL under ${WRITERS} concurrent mixed writes`, a
   for (const [index, kind] of writeKinds.entries()) t.ok(acks[index].length > 0, `${kind.name}: ${acks[index].length} acknowledged`);
   const fullStories = (acks[writeKinds.findIndex((k) => k.name.startsWith('group'))] as Array<{ stage: number }>).filter((a) => a.stage === 3);
   t.ok(fullStories.length > 0, `${fullStories.length} invites accepted by link before a kill`);
+  const joins = (acks[writeKinds.findIndex((k) => k.name.startsWith('open group joined'))] as Array<{ userId?: string }>).filter((a) => a.userId);
+  t.ok(joins.length > 0, `${joins.length} open groups joined by link before a kill`);
   server.child.kill('SIGTERM');
   t.same(await server.exited, { code: 0, signal: null }, 'the last server shuts down cleanly');
 });

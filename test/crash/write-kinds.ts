@@ -2,6 +2,7 @@ import type { ChildServer } from '../helpers/child.js';
 import type { TestApp } from '../helpers/server.js';
 import { lostAmong, untilKilled } from './acks.js';
 import { ADMIN_TOKEN, call, platformHeaders } from './api-calls.js';
+import { newIdKinds } from './new-id-kinds.js';
 import { removalKinds } from './removal-kinds.js';
 
 export { ADMIN_TOKEN, prepareApp } from './api-calls.js';
@@ -196,4 +197,5 @@ export const writeKinds: WriteKind<any>[] = [
   spentOnce,
   groupStory,
   ...removalKinds,
+  ...newIdKinds,
 ];
