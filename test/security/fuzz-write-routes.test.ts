@@ -471,7 +471,8 @@ function otherMutations(template: Template, target: Target): Mutation[] {
         ['a form body naming a field twice', true, Buffer.from(`refresh_token=${token}&refresh_token=${token}`)],
         ['a form body with another grant type', true, Buffer.from(`grant_type=password&refresh_token=${token}`)],
         ['a form body that is not UTF-8', true, Buffer.concat([Buffer.from(`refresh_token=${token}`), notUtf8[0]])],
-        ['a form body with a field __proto__', true, Buffer.from(`refresh_token=${token}&__proto__=1`)],
+        // A form ignores a parameter it does not know (API.md, RFC 6749 §3.2), __proto__ too: it stays a field.
+        ['a form body with a field __proto__', false, Buffer.from(`refresh_token=${token}&__proto__=1`)],
       ];
       for (const [label, refuse, body] of forms) found.push({ label, refuse, body, contentType: 'application/x-www-form-urlencoded' });
     }
