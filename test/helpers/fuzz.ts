@@ -65,3 +65,37 @@ export function errorBodyProblem(response: RawResponse): string | undefined {
   if (response.status === 429 && !response.headers['retry-after']) return '429 without retry-after';
   return undefined;
 }
+
+/** The origin the fuzz tests register in an OIDC client's `allowed_origins`. */
+export const REGISTERED_ORIGIN = 'https://spa.example';
+
+/**
+ * The Origin header a fuzzed request carries, drawn from `random`: none, the registered one as given
+ * or altered (case, a slash, the default port), `null`, or a random one. Any request may carry one:
+ * it changes what the answer allows, never what it does.
+ */
+export function originOf(random: () => number): string | undefined {
+  const host = Array.from({ length: 8 }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(random() * 36)]).join('');
+  const origins = [undefined, undefined, REGISTERED_ORIGIN, REGISTERED_ORIGIN, REGISTERED_ORIGIN.toUpperCase(), `${REGISTERED_ORIGIN}/`, `${REGISTERED_ORIGIN}:443`, 'null', `https://${host}.example`];
+  return origins[Math.floor(random() * origins.length)];
+}
+
+/** The routes browser clients call, where CORS answers an OIDC client's origin (API.md, CORS). */
+export const isBrowserRoute = (method: string, path: string) =>
+  path.startsWith('/me/') || path.startsWith('/.well-known/') || (path.startsWith('/hub/') && !(method === 'POST' && path === '/hub/auth/magic'));
+
+/**
+ * What is wrong with an answer's CORS headers for `origin` (SVC_CORS_ORIGINS empty): only the
+ * registered origin is allowed, only on a browser route, with `vary: origin`. An answer of no route
+ * (a path mutated into `/me/groups/`) is no browser route's and may allow none.
+ */
+export function corsProblem(browserRoute: boolean, origin: string | undefined, response: RawResponse): string | undefined {
+  const wanted = origin === REGISTERED_ORIGIN && browserRoute ? origin : undefined;
+  const given = response.headers['access-control-allow-origin'];
+  const noRoute = response.status === 404 && response.body.includes('"E_NOT_FOUND"');
+  if (given !== wanted && !(noRoute && given === undefined)) {
+    return `access-control-allow-origin ${given ?? 'absent'} for the origin ${origin ?? '(none)'}, not ${wanted ?? 'absent'}`;
+  }
+  if (given && !/\borigin\b/i.test(response.headers.vary ?? '')) return 'access-control-allow-origin without vary: origin';
+  return undefined;
+}

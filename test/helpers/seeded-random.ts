@@ -1,3 +1,5 @@
+import { crc32 } from 'node:zlib';
+
 /** mulberry32: a small PRNG whose sequence in [0, 1) depends on its seed alone, so a failing run can be replayed. */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
@@ -18,3 +20,6 @@ export function drawn<T>(random: () => number, items: readonly T[], count: numbe
   }
   return pool.slice(0, count);
 }
+
+/** A stream of its own for `label` under `seed`: the same label draws the same values, whatever else was drawn before. */
+export const labelledRandom = (seed: number, label: string) => seededRandom(seed ^ crc32(label));

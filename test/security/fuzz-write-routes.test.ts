@@ -1,10 +1,13 @@
 import t from 'tap';
-import { errorBodyProblem, startFuzzServer } from '../helpers/fuzz.js';
+import { corsProblem, errorBodyProblem, isBrowserRoute, originOf, REGISTERED_ORIGIN as SPA, startFuzzServer } from '../helpers/fuzz.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { storeDigest } from '../helpers/store-digest.js';
 import { linkPath } from '../helpers/sign-in.js';
-import { drawn, seededRandom } from '../helpers/seeded-random.js';
+import { drawn, labelledRandom, seededRandom } from '../helpers/seeded-random.js';
+import { blackPng } from '../helpers/png.js';
+import { manyScanJpeg } from '../helpers/jpeg.js';
+import { isPlainObject } from '../../src/lib/validate.js';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 
@@ -13,9 +16,15 @@ import sharp from 'sharp';
 // prototype keys, content types, query junk, path IDs too long, empty or of another kind or app).
 // Every answer: no 5xx, no hang, no dropped connection; a refusal has the ADDENDUM §7 body with a code
 // of §7 at its status, and changes nothing stored; a mutation that no reading of the docs allows is
-// refused. FUZZ_SEED replays another run; FUZZ_PER_ROUTE sends more mutations per route.
+// refused. Besides, one request of each of the input rules of round 19 (API.md) a route has: read-only
+// keys a PUT takes and ignores (an accepted one changed nothing they name), names, emails, field names and
+// attribute keys holding a bidirectional control or line separator, `.`/`..` as IDs and field names,
+// image bodies past the pixel budget or the JPEG scan limit, and an Origin header (answered only when an
+// OIDC client registers it, on the routes browser clients call). FUZZ_SEED replays another run;
+// FUZZ_PER_ROUTE sends more mutations per route, FUZZ_PER_RULE more of each rule.
 const seed = Number(process.env.FUZZ_SEED ?? 20261127);
 const perRoute = Number(process.env.FUZZ_PER_ROUTE ?? 14);
+const perRule = Number(process.env.FUZZ_PER_RULE ?? 1);
 t.comment(`fuzz seed ${seed} (replay with FUZZ_SEED=${seed})`);
 
 const random = seededRandom(seed);
@@ -24,7 +33,7 @@ const pick = <T>(items: T[], count: number): T[] => drawn(random, items, count);
 // The clock stands still: a user's first `/me` call stamps `meta.last_active`, later ones write nothing.
 const { server, deps, app, names, appHeaders, adminHeaders, bearer, ok, platform } = await startFuzzServer(t, {
   fields: Object.fromEntries(
-    ['nickname:string', 'age:number', 'subscribed:boolean', 'prefs:object', 'avatar:image', 'contract:file'].map((f) => {
+    ['nickname:string', 'age:number', 'subscribed:boolean', 'prefs:object', 'avatar:image', 'photo:image', 'banner:image', 'contract:file'].map((f) => {
       const [name, type] = f.split(':');
       return [name, { type, user_readable: true, user_writable: true }];
     }),
@@ -48,7 +57,13 @@ const otherAuth = { id: otherApp.id, key: otherCredential.key, secret: otherCred
 const otherGroup = await ok(server.request('POST', `/applications/${otherApp.id}/groups`, { app: otherAuth, body: { name: 'Theirs' } }), 'other group');
 await ok(server.request('PUT', `/applications/${otherApp.id}/users/their-user/data`, { app: otherAuth, body: { data: {} } }), 'other user');
 const redirect = 'https://app.example/cb';
-const seededClient = await platform('POST', '/oidc-clients', { name: 'Web', config: { redirect_uris: [redirect] } });
+// Its client registers the one origin CORS answers on browser routes (no template drops it).
+const seededClient = await platform('POST', '/oidc-clients', { name: 'Web', config: { redirect_uris: [redirect], allowed_origins: [SPA] } });
+// An app taking any profile field, where a field name meets its own rules rather than the schema's.
+const openApp = await deps.apps.create('open');
+await deps.apps.update(openApp.id, { schema: { fields: {}, allow_unknown_fields: true } });
+const openCredential = await deps.apps.createCredential(openApp.id);
+const openHeaders = [`${names.appKeyHeader}: ${openCredential.key}`, `${names.appSecretHeader}: ${openCredential.secret}`];
 
 /** A group of a fresh owner, with an active member, a pending invite (made by the app: it has a link) and a user outside it. */
 async function groupScene() {
@@ -98,7 +113,32 @@ interface Template {
   public?: true;
   /** The route ignores its query string (a link's redemption). */
   ignoresQuery?: boolean;
+  /** The read-only keys the route (a PUT) takes and ignores. */
+  readOnly?: ReadOnly;
+  /** The read-only keys of the resource's PUT, which this body (a create, a PATCH) refuses. */
+  refusesReadOnly?: string[];
 }
+
+interface ReadOnly {
+  keys: string[];
+  /** Where the resource is read, before and after: what the keys name there must not change. */
+  read: (params: Record<string, string>) => string;
+  /** The resource in what that read answers. */
+  shown?: (read: any) => any;
+  /** Keys the PUT itself sets (API.md): they may change, but not to the value sent. */
+  moves?: string[];
+}
+
+// The read-only keys API.md lists for each resource's PUT.
+const GROUP_READ_ONLY = ['id', 'member_count', 'app_id', 'created_at', 'updated_at', 'created_by', 'updated_by'];
+/** A group's PUT moves its `updated_at` and `updated_by`, a member's and an OIDC client's their `updated_at`, as they always did. */
+const GROUP_MOVES = ['updated_at', 'updated_by'];
+const MEMBER_READ_ONLY = ['id', 'user_id', 'group_id', 'state', 'invited_by', 'added_by', 'created_at', 'updated_at', 'profile'];
+const INVITE_READ_ONLY = ['id', 'group_id', 'state', 'user_lookup_value', 'created_at', 'created_by', 'accepted_by', 'ensured_user_id'];
+const CLIENT_READ_ONLY = ['id', 'app_id', 'created_at', 'updated_at', 'credentials'];
+const PROFILE_READ_ONLY = [names.userField, 'state', 'auth_level', 'verified_data', 'groups', 'meta', 'connection_map'];
+/** A member create body names its user and state: the member's other read-only keys are unknown there. */
+const MEMBER_CREATE_REFUSES = MEMBER_READ_ONLY.filter((key) => key !== 'user_id' && key !== 'state');
 
 const profileBody = () => ({
   data: { email: `f${++serial}@example.com`, first_name: 'Ada', nickname: 'Ace', age: 36, subscribed: true, prefs: { theme: 'dark' } },
@@ -109,8 +149,11 @@ const fresh = (headers: string[], params: Record<string, string>, body?: unknown
   async (): Promise<Target> => ({ headers, params, body, foreign });
 const freshUser = async () => (await person()).userId;
 const appForeign = { app: otherApp.id };
-const platformProfile = (_params: unknown, answer: { svc_user: string }) => `/applications/${app.id}/users/${answer.svc_user}/data`;
+const platformProfile = (params: Record<string, string>, answer: Record<string, string>) => `/applications/${params.app}/users/${answer[names.userField] ?? params.user}/data`;
 const meProfile = () => `/me/applications/${app.id}/data`;
+/** A profile's PUT takes its read-only keys; its PATCH refuses them. */
+const profileReadOnly = (method: string, read: ReadOnly['read']) =>
+  method === 'PUT' ? { readOnly: { keys: PROFILE_READ_ONLY, read } } : { refusesReadOnly: PROFILE_READ_ONLY };
 
 const templates: Template[] = [
   // Profiles, platform (the upserts come last).
@@ -123,7 +166,7 @@ const templates: Template[] = [
   { method: 'POST', path: '/applications/:app/users/:user/signout', setup: async () => ({ headers: appHeaders, params: { app: app.id, user: await freshUser() }, body: { sign_out_all: true }, foreign: { ...appForeign, user: 'their-user' } }) },
   // Profiles and sessions, /me.
   ...(['PUT', 'PATCH'] as const).map((method) => ({
-    method, path: '/me/applications/:app/data', ...profileTemplate, readBack: meProfile,
+    method, path: '/me/applications/:app/data', ...profileTemplate, readBack: meProfile, ...profileReadOnly(method, meProfile),
     setup: async () => ({ headers: bearer((await person()).token), params: { app: app.id }, body: profileBody(), foreign: appForeign }),
   })),
   ...([['nickname', 'Ace'], ['age', 7]] as const).map(([field, value]) => ({
@@ -134,36 +177,37 @@ const templates: Template[] = [
   { method: 'POST', path: '/me/applications/:app/signout', setup: async () => ({ headers: bearer((await person()).token), params: { app: app.id }, body: { sign_out_all: false }, foreign: appForeign }) },
   { method: 'POST', path: '/me/auth/magic', setup: async () => ({ headers: bearer((await person()).token), params: {}, body: { redirect_url: redirect, expiration: '2h' } }) },
   // Groups, /me.
-  { method: 'POST', path: '/me/groups', named: ['meta'], free: ['meta.k'], readBack: (p, a) => `/me/groups/${a.group.id}`, setup: async () => ({ headers: bearer((await person()).token), params: {}, body: { name: 'Crew', admission_policy: 'open', meta: { k: { n: 1 } } } }) },
-  { method: 'PUT', path: '/me/groups/:group', named: ['meta'], free: ['meta.k'], readBack: (p) => `/me/groups/${p.group}`, setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { name: 'Renamed', admission_policy: 'invite_only', meta: { k: [1] } }, foreign: { group: otherGroup.id } }; } },
+  { method: 'POST', path: '/me/groups', named: ['meta'], refusesReadOnly: GROUP_READ_ONLY, free: ['meta.k'], readBack: (p, a) => `/me/groups/${a.group.id}`, setup: async () => ({ headers: bearer((await person()).token), params: {}, body: { name: 'Crew', admission_policy: 'open', meta: { k: { n: 1 } } } }) },
+  { method: 'PUT', path: '/me/groups/:group', named: ['meta'], free: ['meta.k'], readOnly: { keys: GROUP_READ_ONLY, moves: GROUP_MOVES, read: (p) => `/me/groups/${p.group}`, shown: (read) => read.group }, readBack: (p) => `/me/groups/${p.group}`, setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { name: 'Renamed', admission_policy: 'invite_only', meta: { k: [1] } }, foreign: { group: otherGroup.id } }; } },
   { method: 'DELETE', path: '/me/groups/:group', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, foreign: { group: s.memberId } }; } },
-  { method: 'POST', path: '/me/groups/:group/members', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { user_id: s.outsider.userId, roles: ['editor'] }, foreign: { group: otherGroup.id } }; } },
-  { method: 'POST', path: '/me/groups/:group/members', variant: 'a new address', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { email: `a${++serial}@example.com`, roles: ['editor'] }, foreign: { group: otherGroup.id } }; } },
-  { method: 'PUT', path: '/me/groups/:group/members/:member', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group, member: s.memberId }, body: { roles: ['editor', 'admin'] }, foreign: { group: otherGroup.id, member: s.invite } }; } },
+  { method: 'POST', path: '/me/groups/:group/members', refusesReadOnly: MEMBER_CREATE_REFUSES, setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { user_id: s.outsider.userId, roles: ['editor'] }, foreign: { group: otherGroup.id } }; } },
+  { method: 'POST', path: '/me/groups/:group/members', variant: 'a new address', refusesReadOnly: MEMBER_CREATE_REFUSES, setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { email: `a${++serial}@example.com`, roles: ['editor'] }, foreign: { group: otherGroup.id } }; } },
+  { method: 'PUT', path: '/me/groups/:group/members/:member', readOnly: { keys: MEMBER_READ_ONLY, moves: ['updated_at'], read: (p) => `/me/groups/${p.group}/members/${p.member}` }, setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group, member: s.memberId }, body: { roles: ['editor', 'admin'] }, foreign: { group: otherGroup.id, member: s.invite } }; } },
   { method: 'DELETE', path: '/me/groups/:group/members/:member', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group, member: s.memberId }, foreign: { group: otherGroup.id, member: s.invite } }; } },
-  { method: 'POST', path: '/me/groups/:group/invites', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { user_id: s.outsider.userId, roles: ['viewer'], redirect_url: '/welcome' }, foreign: { group: otherGroup.id } }; } },
-  { method: 'POST', path: '/me/groups/:group/invites', variant: 'a new address', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { email: `a${++serial}@example.com`, roles: ['viewer'], redirect_url: '/welcome' }, foreign: { group: otherGroup.id } }; } },
-  { method: 'PUT', path: '/me/groups/:group/invites/:invite', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group, invite: s.invite }, body: { roles: ['viewer', 'reader'] }, foreign: { group: otherGroup.id, invite: s.memberId } }; } },
+  { method: 'POST', path: '/me/groups/:group/invites', refusesReadOnly: INVITE_READ_ONLY, setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { user_id: s.outsider.userId, roles: ['viewer'], redirect_url: '/welcome' }, foreign: { group: otherGroup.id } }; } },
+  { method: 'POST', path: '/me/groups/:group/invites', variant: 'a new address', refusesReadOnly: INVITE_READ_ONLY, setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group }, body: { email: `a${++serial}@example.com`, roles: ['viewer'], redirect_url: '/welcome' }, foreign: { group: otherGroup.id } }; } },
+  { method: 'PUT', path: '/me/groups/:group/invites/:invite', readOnly: { keys: INVITE_READ_ONLY, read: (p) => `/me/groups/${p.group}/invites/${p.invite}` }, setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group, invite: s.invite }, body: { roles: ['viewer', 'reader'] }, foreign: { group: otherGroup.id, invite: s.memberId } }; } },
   { method: 'DELETE', path: '/me/groups/:group/invites/:invite', setup: async () => { const s = await groupScene(); return { headers: bearer(s.owner.token), params: { group: s.group, invite: s.invite }, foreign: { group: otherGroup.id, invite: s.memberId } }; } },
   ...['accept', 'reject'].map((answer) => ({
     method: 'POST', path: `/me/groups/:group/invites/:invite/${answer}`,
     setup: async () => { const s = await groupScene(); return { headers: bearer(s.invitee.token), params: { group: s.group, invite: s.invite }, foreign: { group: otherGroup.id, invite: s.memberId } }; },
   })),
   // Groups, platform.
-  { method: 'POST', path: '/applications/:app/groups', named: ['meta'], free: ['meta.k'], readBack: (p, a) => `/applications/${app.id}/groups/${a.id}`, setup: fresh(appHeaders, { app: app.id }, { name: 'Crew', admission_policy: 'invite_only', meta: { k: 'v' } }, appForeign) },
-  { method: 'PUT', path: '/applications/:app/groups/:group', named: ['meta'], free: ['meta.k'], readBack: (p) => `/applications/${app.id}/groups/${p.group}`, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, body: { name: 'Renamed', meta: { k: 2 } }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
+  { method: 'POST', path: '/applications/:app/groups', named: ['meta'], refusesReadOnly: GROUP_READ_ONLY, free: ['meta.k'], readBack: (p, a) => `/applications/${app.id}/groups/${a.id}`, setup: fresh(appHeaders, { app: app.id }, { name: 'Crew', admission_policy: 'invite_only', meta: { k: 'v' } }, appForeign) },
+  { method: 'PUT', path: '/applications/:app/groups/:group', named: ['meta'], free: ['meta.k'], readBack: (p) => `/applications/${app.id}/groups/${p.group}`, readOnly: { keys: GROUP_READ_ONLY, moves: GROUP_MOVES, read: (p) => `/applications/${app.id}/groups/${p.group}` }, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, body: { name: 'Renamed', meta: { k: 2 } }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
   { method: 'DELETE', path: '/applications/:app/groups/:group', setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
-  { method: 'POST', path: '/applications/:app/groups/:group/members', setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, body: { user_id: s.outsider.userId, roles: ['editor'], state: 'active' }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
-  { method: 'POST', path: '/applications/:app/groups/:group/members', variant: 'a new address', setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, body: { email: `a${++serial}@example.com`, roles: ['editor'], state: 'active' }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
-  { method: 'PUT', path: '/applications/:app/groups/:group/members/:member', readBack: (p) => `/applications/${app.id}/groups/${p.group}/members/${p.member}`, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group, member: s.memberId }, body: { roles: ['admin'] }, foreign: { app: otherApp.id, group: otherGroup.id, member: s.invite } }; } },
+  { method: 'POST', path: '/applications/:app/groups/:group/members', refusesReadOnly: MEMBER_CREATE_REFUSES, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, body: { user_id: s.outsider.userId, roles: ['editor'], state: 'active' }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
+  { method: 'POST', path: '/applications/:app/groups/:group/members', variant: 'a new address', refusesReadOnly: MEMBER_CREATE_REFUSES, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, body: { email: `a${++serial}@example.com`, roles: ['editor'], state: 'active' }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
+  { method: 'PUT', path: '/applications/:app/groups/:group/members/:member', readBack: (p) => `/applications/${app.id}/groups/${p.group}/members/${p.member}`, readOnly: { keys: MEMBER_READ_ONLY, moves: ['updated_at'], read: (p) => `/applications/${app.id}/groups/${p.group}/members/${p.member}` }, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group, member: s.memberId }, body: { roles: ['admin'] }, foreign: { app: otherApp.id, group: otherGroup.id, member: s.invite } }; } },
   { method: 'DELETE', path: '/applications/:app/groups/:group/members/:member', setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group, member: s.memberId }, foreign: { app: otherApp.id, group: otherGroup.id, member: s.invite } }; } },
-  { method: 'POST', path: '/applications/:app/groups/:group/invites', setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, body: { email: `i${++serial}@example.com`, roles: ['viewer'], redirect_url: redirect, app_variant_id: 'web' }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
-  { method: 'PUT', path: '/applications/:app/groups/:group/invites/:invite', readBack: (p) => `/applications/${app.id}/groups/${p.group}/invites/${p.invite}`, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group, invite: s.invite }, body: { roles: ['reader'], user_id: s.invitee.userId, app_variant_id: 'web' }, foreign: { app: otherApp.id, group: otherGroup.id, invite: s.memberId } }; } },
+  { method: 'POST', path: '/applications/:app/groups/:group/invites', refusesReadOnly: INVITE_READ_ONLY, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group }, body: { email: `i${++serial}@example.com`, roles: ['viewer'], redirect_url: redirect, app_variant_id: 'web' }, foreign: { app: otherApp.id, group: otherGroup.id } }; } },
+  { method: 'PUT', path: '/applications/:app/groups/:group/invites/:invite', readBack: (p) => `/applications/${app.id}/groups/${p.group}/invites/${p.invite}`, readOnly: { keys: INVITE_READ_ONLY, read: (p) => `/applications/${app.id}/groups/${p.group}/invites/${p.invite}` }, setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group, invite: s.invite }, body: { roles: ['reader'], user_id: s.invitee.userId, app_variant_id: 'web' }, foreign: { app: otherApp.id, group: otherGroup.id, invite: s.memberId } }; } },
   { method: 'DELETE', path: '/applications/:app/groups/:group/invites/:invite', setup: async () => { const s = await groupScene(); return { headers: appHeaders, params: { app: app.id, group: s.group, invite: s.invite }, foreign: { app: otherApp.id, group: otherGroup.id, invite: s.memberId } }; } },
   // OIDC clients.
   { method: 'POST', path: '/applications/:app/oidc-clients', named: ['config'], free: ['config.custom'], readBack: (p, a) => `/applications/${app.id}/oidc-clients/${a.id}`, setup: fresh(appHeaders, { app: app.id }, { name: 'Web', description: 'd', config: { redirect_uris: [redirect], hub_show_logos: false, hub_dark_mode: 'enabled', custom: { a: 1 } } }, appForeign) },
   ...(['PUT', 'DELETE'] as const).map((method) => ({
     method, path: '/applications/:app/oidc-clients/:client', named: ['config'], free: ['config.custom'],
+    readOnly: method === 'PUT' ? { keys: CLIENT_READ_ONLY, moves: ['updated_at'], read: (p: Record<string, string>) => `/applications/${app.id}/oidc-clients/${p.client}` } : undefined,
     setup: async () => {
       const client = await platform('POST', '/oidc-clients', { name: 'Web' });
       const body = method === 'PUT' ? { name: 'Web 2', config: { allowed_origins: ['https://app.example'], is_pkce_supported: true, custom: [1] } } : undefined;
@@ -203,9 +247,13 @@ const templates: Template[] = [
   },
   // Last: an upsert may create the users other routes name as unknown (`__proto__`, another app's user's ID).
   ...(['PUT', 'PATCH'] as const).map((method) => ({
-    method, path: '/applications/:app/users/:user/data', ...profileTemplate, creates: ['user'], readBack: platformProfile,
+    method, path: '/applications/:app/users/:user/data', ...profileTemplate, creates: ['user'], readBack: platformProfile, ...profileReadOnly(method, (p) => platformProfile(p, {})),
     setup: async () => ({ headers: appHeaders, params: { app: app.id, user: await freshUser() }, body: profileBody(), foreign: { ...appForeign, user: 'their-user' } }),
   })),
+  {
+    method: 'PUT', path: '/applications/:app/users/:user/data', variant: 'an app taking any field', open: ['data'], free: ['data.note'], multipart: true, creates: ['user'], readBack: platformProfile,
+    setup: async () => ({ headers: openHeaders, params: { app: openApp.id, user: `o${++serial}` }, body: { data: { note: 'n' } }, foreign: { app: app.id, user: 'their-user' } }),
+  },
 ];
 
 // ── Mutations ──────────────────────────────────────────────────────────────────────────────────────
@@ -224,6 +272,8 @@ interface Mutation {
   body?: Buffer;
   /** Framed in small chunks (`transfer-encoding: chunked`) instead of by `content-length`. */
   chunked?: true;
+  /** Read-only keys the body gives, with their values: an accepted write left what they name as it was. */
+  readOnly?: Record<string, unknown>;
 }
 
 type Path = (string | number)[];
@@ -383,6 +433,10 @@ function bodyEdits(template: Template, body: unknown): BodyEdit[] {
 /** A text part of a multipart body: JSON, but a string as itself where the route reads text (a string field's `value`). */
 const partText = (template: Template, value: unknown) => (typeof value === 'string' && template.textValue ? value : JSON.stringify(value));
 
+/** Each top-level field of `body` as a multipart text part. */
+const textParts = (template: Template, body: Record<string, unknown>) =>
+  Object.entries(body).map(([name, value]) => `Content-Disposition: form-data; name="${name}"\r\n\r\n${partText(template, value)}`);
+
 /** Whether `value` has something at `path`. */
 const reaches = (value: unknown, path: Path): boolean =>
   path.length === 0 || (!!value && typeof value === 'object' && Object.hasOwn(value, path[0]) && reaches((value as any)[path[0]], path.slice(1)));
@@ -409,10 +463,9 @@ function pairedEdits(edits: BodyEdit[], body: unknown): BodyEdit[] {
   return pairs;
 }
 
-function bodyMutations(template: Template, body: unknown): Mutation[] {
+function bodyMutations(template: Template, body: unknown, edits: BodyEdit[]): Mutation[] {
   const found: Mutation[] = [];
-  const edits = bodyEdits(template, body);
-  for (const { label, refuse, path, edit, jsonOnly } of [...edits, ...pairedEdits(edits, body)]) {
+  for (const { label, refuse, path, edit, jsonOnly } of edits) {
     found.push({ label, refuse, body: edit(body, path) });
     // The same change in the multipart form of the body, where each top-level field is a part.
     if (!template.multipart || jsonOnly || path.length === 0 || (path.length === 1 && template.textValue)) continue;
@@ -534,8 +587,9 @@ function otherMutations(template: Template, target: Target): Mutation[] {
       ['__proto__', '__proto__', !creates],
       ['constructor', 'constructor', !creates],
       ['a lone surrogate, percent-encoded', '%ED%A0%80', true],
-      ['.', '.', !creates],
-      ['..', '..', !creates],
+      // No new user takes `.` or `..` as its ID (API.md, IDs).
+      ['.', '.', !creates || param === 'user'],
+      ['..', '..', !creates || param === 'user'],
       ['in upper case', target.params[param].toUpperCase(), !creates],
       ['with a space after it', `${target.params[param]}%20`, true],
     ];
@@ -548,6 +602,153 @@ function otherMutations(template: Template, target: Target): Mutation[] {
   return found;
 }
 
+// ── The input rules of round 19 ────────────────────────────────────────────────────────────────────
+
+/** A stream of its own for each label, so a fresh target's mutations (found again by label) hold the same values. */
+const streamOf = (label: string) => labelledRandom(seed, label);
+
+/** Bidirectional controls and line separators: refused in names, emails, field names and attribute keys. */
+const MISLEADING = ['\u061c', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u2028', '\u2029'];
+const oneOf = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)];
+const codePoint = (text: string) => `U+${text.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+function randomText(random: () => number): string {
+  const pieces = ['a', 'Z', '7', ' ', '.', '..', '@', ':', '"', '\\', 'é', 'e\u0301', '\ud83d\ude00', '\u0000', '\u0085', '__proto__', ...MISLEADING];
+  return Array.from({ length: Math.floor(random() * 8) }, () => oneOf(random, pieces)).join('');
+}
+
+/** Any JSON value, a few levels deep at most. */
+function randomJson(random: () => number, depth = 0): unknown {
+  const kinds = depth < 2 ? 8 : 6;
+  switch (Math.floor(random() * kinds)) {
+    case 0: return null;
+    case 1: return random() < 0.5;
+    case 2: return oneOf(random, [0, -1, 1.5, 1e308, 2 ** 53 + 2, Math.floor(random() * 1e9)]);
+    case 3: case 4: return randomText(random);
+    case 5: return oneOf(random, ['2030-01-01T00:00:00.000Z', 'active', 'disabled', 'accepted', 'user_01J00000000000000000000000', `app:${otherApp.id}`]);
+    case 6: return Array.from({ length: Math.floor(random() * 3) }, () => randomJson(random, depth + 1));
+    default: return Object.fromEntries(Array.from({ length: Math.floor(random() * 3) }, () => [randomText(random), randomJson(random, depth + 1)]));
+  }
+}
+
+/** A value a caller could mean for a read-only key: another real ID, another state, another time. */
+function meantFor(key: string): unknown {
+  if (key === 'state') return 'disabled';
+  if (key.endsWith('_at')) return '2030-01-01T00:00:00.000Z';
+  if (key === 'member_count' || key === 'auth_level') return 3;
+  if (key === 'groups' || key === 'credentials') return [{ id: elsewhere.group }];
+  if (['meta', 'verified_data', 'profile', 'connection_map'].includes(key)) return { email: 'x@example.com', created: '2030-01-01T00:00:00.000Z' };
+  if (key === 'user_lookup_value') return 'x@example.com';
+  if (key === 'group_id') return elsewhere.group;
+  if (key === 'app_id') return otherApp.id;
+  return key === 'id' ? elsewhere.memberId : elsewhere.outsider.userId;
+}
+
+/** Read-only keys in the body, of a PUT (taken, ignored: it must change nothing they name) or of a body that refuses them. */
+function readOnlyMutations(template: Template, target: Target): Mutation[] {
+  const keys = template.readOnly?.keys ?? template.refusesReadOnly;
+  if (!keys || !isPlainObject(target.body)) return [];
+  const body = target.body;
+  const refuse = !template.readOnly;
+  const found: Mutation[] = [];
+  const giving = (label: string, values: Record<string, unknown>) => found.push({ label, refuse, readOnly: values, body: Buffer.from(JSON.stringify({ ...body, ...values })) });
+  for (const key of keys) {
+    giving(`read-only ${key}, a value meant for it`, { [key]: meantFor(key) });
+    const label = `read-only ${key}, a random value`;
+    giving(label, { [key]: randomJson(streamOf(label)) });
+    // No read answers multipart: a part named so is unknown (API.md, User profiles).
+    if (template.multipart && !('value' in body)) {
+      found.push({ label: `a multipart part named ${key}`, refuse: true, contentType: MULTIPART, body: multipart([...textParts(template, { ...body, [key]: meantFor(key) })]) });
+    }
+  }
+  const random = streamOf('every read-only key');
+  giving('every read-only key, random values', Object.fromEntries(keys.map((key) => [key, randomJson(random)])));
+  return found;
+}
+
+/** `text` with a misleading character inside it (not at an end: trimming would take a line separator away). */
+function misleadingIn(label: string, text: string): [string, string] {
+  const random = streamOf(label);
+  const character = oneOf(random, MISLEADING);
+  const at = 1 + Math.floor(random() * Math.max(1, text.length - 1));
+  return [`${label} (${codePoint(character)})`, text.slice(0, at) + character + text.slice(at)];
+}
+
+/** Names and emails holding a bidirectional control or line separator, and profile field names and attribute keys too: all refused. */
+function misleadingEdits(body: unknown): BodyEdit[] {
+  const found: BodyEdit[] = [];
+  for (const [path, value] of valuesOf(body)) {
+    const key = path[path.length - 1];
+    const named = key === 'name' || key === 'email' || path[path.length - 2] === 'roles';
+    if (typeof value !== 'string' || !named) continue;
+    const [label, text] = misleadingIn(`${dotted(path)} holding a misleading character`, value);
+    found.push({ label, refuse: true, path, edit: (v, p) => withRaw(v, p, JSON.stringify(text)) });
+  }
+  if (!isPlainObject(body)) return found;
+  if (isPlainObject(body.config)) {
+    const [label, title] = misleadingIn('config.hub_title holding a misleading character', 'Sign in');
+    found.push({ label, refuse: true, path: ['config', 'hub_title'], edit: (v, p) => withKey(v, p.slice(0, -1), 'hub_title', JSON.stringify(title)) });
+  }
+  if (isPlainObject(body.data)) {
+    const [label, name] = misleadingIn('a field name holding a misleading character', 'nickname');
+    found.push({ label, refuse: true, path: ['data', name], edit: (v, p) => withKey(v, p.slice(0, -1), name, '"x"') });
+  }
+  if (isPlainObject(body.attributes)) {
+    const [label, name] = misleadingIn('an attribute key holding a misleading character', 'app:tag');
+    found.push({ label, refuse: true, path: ['attributes', name], edit: (v, p) => withKey(v, p.slice(0, -1), name, '["a"]') });
+  }
+  return found;
+}
+
+/** `.` and `..` as a user ID a body names and as a new field name (API.md, IDs and Validation). */
+function dotEdits(body: unknown): BodyEdit[] {
+  const found: BodyEdit[] = [];
+  for (const [path, value] of valuesOf(body)) {
+    if (path[path.length - 1] !== 'user_id' || typeof value !== 'string') continue;
+    for (const dots of ['.', '..']) found.push({ label: `${dotted(path)} = ${dots}`, refuse: true, path, edit: (v, p) => withRaw(v, p, JSON.stringify(dots)) });
+  }
+  if (isPlainObject(body) && isPlainObject(body.data)) {
+    for (const [name, raw, refuse] of [['.', '"x"', true], ['..', '{"a":1}', true], ['..', 'null', false]] as const) {
+      found.push({ label: `data gains the field ${name} = ${raw}`, refuse, path: ['data', name], edit: (v, p) => withKey(v, p.slice(0, -1), name, raw) });
+    }
+  }
+  return found;
+}
+
+/** `.`/`..` in a path parameter, percent-encoded as the path decoding reads them: no route names or makes such a thing. */
+function dotParams(template: Template, target: Target): Mutation[] {
+  return Object.keys(target.params).flatMap((param) =>
+    ['%2E', '%2E%2E', '.%2e'].map((dots) => ({
+      label: `:${param} ${dots}`, refuse: !template.creates?.includes(param) || param === 'user', params: { ...target.params, [param]: dots },
+    })),
+  );
+}
+
+/** A profile body's images past the JPEG scan limit or the body's pixel budget (API.md, Files). */
+function imageMutations(template: Template, target: Target): Mutation[] {
+  if (!template.multipart || !isPlainObject(target.body) || 'value' in target.body) return [];
+  const parts = textParts(template, target.body);
+  const sent = (label: string, refuse: boolean, files: Buffer[]) => ({ label, refuse, contentType: MULTIPART, body: multipart([...parts, ...files]) });
+  return [
+    sent('a JPEG of 65 scans', true, [filePart('avatar', 'image/jpeg', manyScanJpeg(65))]),
+    sent('a JPEG of 64 scans', false, [filePart('avatar', 'image/jpeg', manyScanJpeg(64))]),
+    sent('three images of 36 MP, 108 MP in all', true, ['avatar', 'photo', 'banner'].map((field) => filePart(field, 'image/png', sixThousandSquare))),
+  ];
+}
+const sixThousandSquare = blackPng(6000, 6000);
+
+/** The mutations of each rule a route has, each its own pool. */
+function ruleMutations(template: Template, target: Target): Mutation[][] {
+  const body = target.body;
+  const edits = (made: BodyEdit[]) => (body === undefined ? [] : bodyMutations(template, body, made));
+  return [
+    readOnlyMutations(template, target),
+    edits(body === undefined ? [] : misleadingEdits(body)),
+    [...edits(body === undefined ? [] : dotEdits(body)), ...dotParams(template, target)],
+    imageMutations(template, target),
+  ].filter((pool) => pool.length > 0);
+}
+
 // ── Checks ─────────────────────────────────────────────────────────────────────────────────────────
 
 
@@ -557,13 +758,29 @@ const canonical = (value: unknown): string =>
     key === 'secret' ? undefined : v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
   );
 
+/** What a GET of `path` answers, as JSON; a string saying what it answered instead of 200. */
+async function readJson(path: string, headers: string[]): Promise<any> {
+  const read = await rawRequest(server.port, [`GET ${path} HTTP/1.1`, 'host: localhost', 'connection: close', ...headers].join('\r\n') + '\r\n\r\n');
+  return read.status === 200 ? JSON.parse(read.body.toString('utf8')) : `reading ${path} answered ${read.status}`;
+}
+
 async function readBackProblem(template: Template, params: Record<string, string>, headers: string[], response: RawResponse): Promise<string | undefined> {
   const answer = JSON.parse(response.body.toString('utf8'));
-  const path = template.readBack!(params, answer);
-  const read = await rawRequest(server.port, [`GET ${path} HTTP/1.1`, 'host: localhost', 'connection: close', ...headers].join('\r\n') + '\r\n\r\n');
-  if (read.status !== 200) return `reading ${path} back answered ${read.status}`;
-  const stored = JSON.parse(read.body.toString('utf8'));
+  const stored = await readJson(template.readBack!(params, answer), headers);
+  if (typeof stored === 'string') return stored;
   return canonical(stored) === canonical(answer) ? undefined : `reading it back answers another body: ${canonical(stored).slice(0, 400)}`;
+}
+
+/** Whether an accepted write changed what the read-only keys it gave name (compared with a read before it). */
+async function readOnlyProblem(readOnly: ReadOnly, target: Target, sent: Record<string, unknown>, before: any): Promise<string | undefined> {
+  const after = await readJson(readOnly.read(target.params), target.headers);
+  if (typeof before === 'string' || typeof after === 'string') return typeof before === 'string' ? before : after;
+  const shown = readOnly.shown ?? ((read: any) => read);
+  const changed = Object.keys(sent).filter((key) => {
+    const [was, now] = [shown(before)[key], shown(after)[key]].map(canonical);
+    return now !== was && (!readOnly.moves?.includes(key) || now === canonical(sent[key]));
+  });
+  return changed.length ? `read-only keys changed: ${changed.map((key) => `${key} ${canonical(shown(before)[key])} → ${canonical(shown(after)[key])}`).join(', ').slice(0, 400)}` : undefined;
 }
 
 function inChunks(body: Buffer, size: number): Buffer {
@@ -575,7 +792,7 @@ function inChunks(body: Buffer, size: number): Buffer {
   return Buffer.concat([...chunks, Buffer.from('0\r\n\r\n')]);
 }
 
-function send(template: Template, target: Target, mutation: Mutation): Promise<RawResponse> {
+function send(template: Template, target: Target, mutation: Mutation, origin: string | undefined): Promise<RawResponse> {
   const params = mutation.params ?? target.params;
   const path = template.path.replace(/:([a-z_]+)/g, (_m, name: string) => params[name]);
   const body = mutation.body ?? (target.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(target.body)));
@@ -588,6 +805,7 @@ function send(template: Template, target: Target, mutation: Mutation): Promise<R
     ...(contentType === null ? [] : [`content-type: ${contentType}`]),
     mutation.chunked ? 'transfer-encoding: chunked' : `content-length: ${body.length}`,
     ...(mutation.extraHeaders ?? []),
+    ...(origin === undefined ? [] : [`origin: ${origin}`]),
   ].join('\r\n');
   return rawRequest(server.port, `${head}\r\n\r\n`, mutation.chunked ? inChunks(body, 7) : body);
 }
@@ -596,19 +814,25 @@ const started = Date.now();
 let sent = 0;
 for (const template of templates) {
   t.test(`${template.method} ${template.path}${template.variant ? ` (${template.variant})` : ''}`, async (t) => {
-    const mutationsOf = (target: Target) => [target.body === undefined ? [] : bodyMutations(template, target.body), otherMutations(template, target)];
+    const mutationsOf = (target: Target) => {
+      const edits = target.body === undefined ? [] : bodyEdits(template, target.body);
+      return [target.body === undefined ? [] : bodyMutations(template, target.body, [...edits, ...pairedEdits(edits, target.body)]), otherMutations(template, target), ...ruleMutations(template, target)];
+    };
     let target = await template.setup();
-    const [body, other] = mutationsOf(target);
-    const chosen = [...pick(body, Math.ceil(perRoute / 2)), ...pick(other, perRoute - Math.min(body.length, Math.ceil(perRoute / 2)))];
+    const [body, other, ...rules] = mutationsOf(target);
+    const chosen = [...pick(body, Math.ceil(perRoute / 2)), ...pick(other, perRoute - Math.min(body.length, Math.ceil(perRoute / 2))), ...rules.flatMap((rule) => pick(rule, perRule))];
     // The same mutations of the current target (a fresh one once a mutation was accepted), by label.
     let current = new Map(chosen.map((m) => [m.label, m]));
     const problems: string[] = [];
     for (const { label } of chosen) {
       const mutation = current.get(label)!;
+      const readBefore = mutation.readOnly && template.readOnly && (await readJson(template.readOnly.read(target.params), target.headers));
       const before = storeDigest(deps.store);
+      // The same origin for the same label, whichever target it is sent to.
+      const origin = originOf(streamOf(`origin of ${label}`));
       let response: RawResponse;
       try {
-        response = await send(template, target, mutation);
+        response = await send(template, target, mutation, origin);
       } catch (error) {
         problems.push(`${mutation.label}: ${(error as Error).message}`);
         continue;
@@ -616,6 +840,8 @@ for (const template of templates) {
         sent++;
       }
       const said = `${mutation.label} → ${response.status} ${response.body.toString('utf8').slice(0, 300)}`;
+      const cors = corsProblem(isBrowserRoute(template.method, template.path), origin, response);
+      if (cors) problems.push(`${said}: ${cors}`);
       if (response.status >= 500) problems.push(said);
       else if (response.status >= 400) {
         const problem = errorBodyProblem(response);
@@ -625,6 +851,8 @@ for (const template of templates) {
         if (mutation.refuse) problems.push(`${said}: accepted`);
         const readProblem = template.readBack && (await readBackProblem(template, mutation.params ?? target.params, target.headers, response));
         if (readProblem) problems.push(`${said}: ${readProblem}`);
+        const kept = readBefore && (await readOnlyProblem(template.readOnly!, target, mutation.readOnly!, readBefore));
+        if (kept) problems.push(`${said}: ${kept}`);
         // It may have spent or changed what the next mutations target.
         target = await template.setup();
         current = new Map(mutationsOf(target).flat().map((m) => [m.label, m]));
