@@ -1,10 +1,10 @@
 import t from 'tap';
 import sharp from 'sharp';
-import { errorBodyProblem, startFuzzServer } from '../helpers/fuzz.js';
+import { corsProblem, errorBodyProblem, isBrowserRoute, originOf, REGISTERED_ORIGIN, startFuzzServer } from '../helpers/fuzz.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { storeDigest } from '../helpers/store-digest.js';
-import { drawn, seededRandom } from '../helpers/seeded-random.js';
+import { drawn, labelledRandom, seededRandom } from '../helpers/seeded-random.js';
 
 // The counterpart of fuzz-write-routes.test.ts for every GET (and HEAD) route: each starts from a
 // valid request, whose query parameters, path IDs and headers are then mutated (repeated, empty,
@@ -13,9 +13,14 @@ import { drawn, seededRandom } from '../helpers/seeded-random.js';
 // answer: no 5xx, no hang, no dropped connection; a refusal has the ADDENDUM §7 body with a code of
 // §7 at its status; a read changes nothing stored; a 200 list holds at most its page size, its items
 // after the cursor in the documented order. Then every list is paged to its end: no duplicates, no
-// gaps. FUZZ_SEED replays another run; FUZZ_PER_ROUTE sends more mutations per route.
+// gaps. Besides, a few values of round 19's rules per route: lookup_filter values no item of the list
+// could match (refused) or that a name may be (taken), `.`/`..` IDs as the path decoding reads them; and
+// every request carries an Origin header drawn from the seed (none, the one an OIDC client registers,
+// altered, a random one), answered only where CORS allows it. FUZZ_SEED replays another run;
+// FUZZ_PER_ROUTE sends more mutations per route, FUZZ_PER_RULE more of the rules'.
 const seed = Number(process.env.FUZZ_SEED ?? 20261127);
 const perRoute = Number(process.env.FUZZ_PER_ROUTE ?? 24);
+const perRule = Number(process.env.FUZZ_PER_RULE ?? 3);
 t.comment(`fuzz seed ${seed} (replay with FUZZ_SEED=${seed})`);
 
 const random = seededRandom(seed);
@@ -67,7 +72,7 @@ const goneMember = (await platform('POST', `/groups/${group}/members`, { user_id
 await platform('DELETE', `/groups/${group}/members/${goneMember}`);
 // OIDC clients: five, one deleted.
 const clients: string[] = [];
-for (let i = 0; i < 5; i++) clients.push((await platform('POST', '/oidc-clients', { name: `Client ${i}` })).id);
+for (let i = 0; i < 5; i++) clients.push((await platform('POST', '/oidc-clients', { name: `Client ${i}`, config: i === 4 ? { allowed_origins: [REGISTERED_ORIGIN] } : {} })).id);
 const goneClient = (await platform('POST', '/oidc-clients', { name: 'Gone' })).id as string;
 await platform('DELETE', `/oidc-clients/${goneClient}`);
 
@@ -259,6 +264,32 @@ function mutationsOf(template: Template): Mutation[] {
   return found;
 }
 
+/** A misleading character (a bidirectional control, a line separator) inside `text`: a name or address holding it is refused. */
+const misleading = (text: string) => `${text.slice(0, 2)}\u202e${text.slice(2, 4)}\u2028${text.slice(4)}`;
+
+/** Round 19's rules: lookup_filter values by what the list's items could be (API.md, Lists), dot segments as IDs. */
+function ruleMutations(template: Template): Mutation[] {
+  const found: Mutation[] = [];
+  const base = entries(template.query).map(([n, v]) => `${n}=${enc(v)}`);
+  const kind = template.list?.cursor;
+  if (template.takes?.lookup_filter) {
+    const values: Array<[string, string, boolean]> =
+      kind === 'user'
+        ? [['no address', 'nobody', true], ['digits too few for a phone number', '12', true], ['two @', 'a@b@c', true], ['an address holding misleading characters', misleading('p1@example.com'), true],
+            ['an empty entry', 'p1@example.com,,p2@example.com', true], ['an address with a space', 'a b@example.com', true], ['an address in upper case', 'P3@EXAMPLE.COM', false]]
+        : kind === 'group'
+          ? [['201 characters', 'g'.repeat(201), true], ['a name holding misleading characters', misleading('Team 1'), true], ['an empty entry (a name may hold commas)', 'Team 1,,Team 2', false],
+              ['a name of 200 characters', 'g'.repeat(200), false], ['..', '..', false], ['a name in upper case', 'TEAM 4', false]]
+          : [['a space', 'a b', true], ['an empty entry', `${people[2].userId},,p3@example.com`, true], ['129 characters', 'u'.repeat(129), true],
+              ['an address holding misleading characters', misleading('p3@example.com'), true], ['a user ID', people[3].userId, false], ['.', '.', false]];
+    for (const [what, value, refuse] of values) found.push({ label: `lookup_filter ${what}`, refuse, rawQuery: [...base, `lookup_filter=${enc(value)}`].join('&') });
+  }
+  for (const param of Object.keys(template.params)) {
+    for (const dots of ['%2E', '.%2e', '%2e%2E']) found.push({ label: `:${param} ${dots}`, refuse: true, params: { ...template.params, [param]: dots } });
+  }
+  return found;
+}
+
 // ── Checks ────────────────────────────────────────────────────────────────────────────────────────
 
 function errorProblem(response: RawResponse, head: boolean): string | undefined {
@@ -289,7 +320,7 @@ function listProblem(template: Template, mutation: Mutation, answer: any): strin
   return undefined;
 }
 
-function send(template: Template, mutation: Mutation): Promise<RawResponse> {
+function send(template: Template, mutation: Mutation, origin?: string): Promise<RawResponse> {
   const params = mutation.params ?? template.params;
   const path = template.path.replace(/:([a-z_]+)/g, (_m, name: string) => params[name]);
   const query = mutation.rawQuery ?? new URLSearchParams(mutation.query ?? entries(template.query)).toString();
@@ -299,6 +330,7 @@ function send(template: Template, mutation: Mutation): Promise<RawResponse> {
     'connection: close',
     ...(mutation.headers ?? template.headers),
     ...(mutation.extraHeaders ?? []),
+    ...(origin === undefined ? [] : [`origin: ${origin}`]),
   ].join('\r\n');
   const body = mutation.extraHeaders?.includes('content-length: 2') ? Buffer.from('{}') : Buffer.alloc(0);
   return rawRequest(server.port, `${head}\r\n\r\n`, body);
@@ -309,15 +341,16 @@ let sent = 0;
 for (const template of templates) {
   t.test(`GET ${template.path}${template.query ? `?${new URLSearchParams(template.query)}` : ''}${template.params.field ? ` (${template.params.field})` : ''}`, async (t) => {
     const all = mutationsOf(template);
-    // The valid values of every parameter, then a seeded pick of the rest.
+    // The valid values of every parameter, then a seeded pick of the rest, and of the rules'.
     const valid = all.filter((m) => !m.refuse && m.query);
-    const chosen = [...valid, ...pick(all.filter((m) => !valid.includes(m)), perRoute)];
+    const chosen = [...valid, ...pick(all.filter((m) => !valid.includes(m)), perRoute), ...pick(ruleMutations(template), perRule)];
     const problems: string[] = [];
     const before = storeDigest(deps.store);
     for (const mutation of chosen) {
       let response: RawResponse;
+      const origin = originOf(labelledRandom(seed, `origin of ${mutation.label}`));
       try {
-        response = await send(template, mutation);
+        response = await send(template, mutation, origin);
       } catch (error) {
         problems.push(`${mutation.label}: ${(error as Error).message}`);
         continue;
@@ -331,6 +364,8 @@ for (const template of templates) {
         if (template.path !== '/metrics' && a !== b) problems.push(`HEAD answers ${a}, GET ${b}`);
       }
       const said = `${mutation.label} → ${response.status} ${response.body.toString('utf8').slice(0, 300)}`;
+      const cors = corsProblem(isBrowserRoute('GET', template.path), origin, response);
+      if (cors) problems.push(`${said}: ${cors}`);
       if (response.status >= 500) problems.push(said);
       else if (response.status >= 400) {
         const problem = errorProblem(response, head);
