@@ -16,7 +16,7 @@ import { drawn, labelledRandom, seededRandom } from '../helpers/seeded-random.js
 // gaps. Besides, a few values of round 19's rules per route: lookup_filter values no item of the list
 // could match (refused) or that a name may be (taken), `.`/`..` IDs as the path decoding reads them; and
 // every request carries an Origin header drawn from the seed (none, the one an OIDC client registers,
-// altered, a random one), answered only where CORS allows it. FUZZ_SEED replays another run;
+// altered, a random one), answered only where CORS allows it, and each path gets CORS preflights (204). FUZZ_SEED replays another run;
 // FUZZ_PER_ROUTE sends more mutations per route, FUZZ_PER_RULE more of the rules'.
 const seed = Number(process.env.FUZZ_SEED ?? 20261127);
 const perRoute = Number(process.env.FUZZ_PER_ROUTE ?? 24);
@@ -176,6 +176,8 @@ interface Mutation {
   rawQuery?: string;
   headers?: string[];
   extraHeaders?: string[];
+  /** The Origin header, where it is not drawn from the label. */
+  origin?: string;
 }
 
 const enc = encodeURIComponent;
@@ -290,6 +292,12 @@ function ruleMutations(template: Template): Mutation[] {
   return found;
 }
 
+/** CORS preflights of the route's path (API.md, CORS): 204 on any path, allowing only the registered origin on a browser route. */
+const preflights = (): Mutation[] =>
+  [[REGISTERED_ORIGIN, 'GET'], [REGISTERED_ORIGIN, 'DELETE'], ['https://elsewhere.example', 'GET']].map(([origin, method]) => ({
+    label: `a preflight from ${origin} for ${method}`, refuse: false, method: 'OPTIONS', origin, extraHeaders: [`access-control-request-method: ${method}`],
+  }));
+
 // ── Checks ────────────────────────────────────────────────────────────────────────────────────────
 
 function errorProblem(response: RawResponse, head: boolean): string | undefined {
@@ -343,12 +351,12 @@ for (const template of templates) {
     const all = mutationsOf(template);
     // The valid values of every parameter, then a seeded pick of the rest, and of the rules'.
     const valid = all.filter((m) => !m.refuse && m.query);
-    const chosen = [...valid, ...pick(all.filter((m) => !valid.includes(m)), perRoute), ...pick(ruleMutations(template), perRule)];
+    const chosen = [...valid, ...pick(all.filter((m) => !valid.includes(m)), perRoute), ...pick(ruleMutations(template), perRule), ...preflights()];
     const problems: string[] = [];
     const before = storeDigest(deps.store);
     for (const mutation of chosen) {
       let response: RawResponse;
-      const origin = originOf(labelledRandom(seed, `origin of ${mutation.label}`));
+      const origin = mutation.origin ?? originOf(labelledRandom(seed, `origin of ${mutation.label}`));
       try {
         response = await send(template, mutation, origin);
       } catch (error) {
@@ -366,7 +374,9 @@ for (const template of templates) {
       const said = `${mutation.label} → ${response.status} ${response.body.toString('utf8').slice(0, 300)}`;
       const cors = corsProblem(isBrowserRoute('GET', template.path), origin, response);
       if (cors) problems.push(`${said}: ${cors}`);
-      if (response.status >= 500) problems.push(said);
+      if (mutation.method === 'OPTIONS') {
+        if (response.status !== 204 || response.body.length) problems.push(`${said}: a preflight not answered 204 without a body`);
+      } else if (response.status >= 500) problems.push(said);
       else if (response.status >= 400) {
         const problem = errorProblem(response, head);
         if (problem) problems.push(`${said}: ${problem}`);
