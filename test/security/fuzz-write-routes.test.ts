@@ -674,7 +674,17 @@ function misleadingIn(label: string, text: string): [string, string] {
   return [`${label} (${codePoint(character)})`, text.slice(0, at) + character + text.slice(at)];
 }
 
-/** Names and emails holding a bidirectional control or line separator, and profile field names and attribute keys too: all refused. */
+/** Where a body names fields by its keys, with a value each may take: a profile's `data`, a schema's `fields`. */
+function fieldNamesIn(body: unknown): Array<[Path, string]> {
+  if (!isPlainObject(body)) return [];
+  const schema = body.schema;
+  return [
+    ...(isPlainObject(body.data) ? [[['data'], '"x"'] as [Path, string]] : []),
+    ...(isPlainObject(schema) && isPlainObject(schema.fields) ? [[['schema', 'fields'], '{"type":"string"}'] as [Path, string]] : []),
+  ];
+}
+
+/** Names and emails holding a bidirectional control or line separator, and field names and attribute keys too: all refused. */
 function misleadingEdits(body: unknown): BodyEdit[] {
   const found: BodyEdit[] = [];
   for (const [path, value] of valuesOf(body)) {
@@ -689,9 +699,9 @@ function misleadingEdits(body: unknown): BodyEdit[] {
     const [label, title] = misleadingIn('config.hub_title holding a misleading character', 'Sign in');
     found.push({ label, refuse: true, path: ['config', 'hub_title'], edit: (v, p) => withKey(v, p.slice(0, -1), 'hub_title', JSON.stringify(title)) });
   }
-  if (isPlainObject(body.data)) {
-    const [label, name] = misleadingIn('a field name holding a misleading character', 'nickname');
-    found.push({ label, refuse: true, path: ['data', name], edit: (v, p) => withKey(v, p.slice(0, -1), name, '"x"') });
+  for (const [at, raw] of fieldNamesIn(body)) {
+    const [label, name] = misleadingIn(`a field name in ${dotted(at)} holding a misleading character`, 'nickname');
+    found.push({ label, refuse: true, path: [...at, name], edit: (v, p) => withKey(v, p.slice(0, -1), name, raw) });
   }
   if (isPlainObject(body.attributes)) {
     const [label, name] = misleadingIn('an attribute key holding a misleading character', 'app:tag');
@@ -707,9 +717,9 @@ function dotEdits(body: unknown): BodyEdit[] {
     if (path[path.length - 1] !== 'user_id' || typeof value !== 'string') continue;
     for (const dots of ['.', '..']) found.push({ label: `${dotted(path)} = ${dots}`, refuse: true, path, edit: (v, p) => withRaw(v, p, JSON.stringify(dots)) });
   }
-  if (isPlainObject(body) && isPlainObject(body.data)) {
-    for (const [name, raw, refuse] of [['.', '"x"', true], ['..', '{"a":1}', true], ['..', 'null', false]] as const) {
-      found.push({ label: `data gains the field ${name} = ${raw}`, refuse, path: ['data', name], edit: (v, p) => withKey(v, p.slice(0, -1), name, raw) });
+  for (const [at, value] of fieldNamesIn(body)) {
+    for (const [name, raw, refuse] of [['.', value, true], ['..', value, true], ['..', 'null', at[0] === 'schema']] as const) {
+      found.push({ label: `${dotted(at)} gains the field ${name} = ${raw}`, refuse, path: [...at, name], edit: (v, p) => withKey(v, p.slice(0, -1), name, raw) });
     }
   }
   return found;
