@@ -292,11 +292,16 @@ function ruleMutations(template: Template): Mutation[] {
   return found;
 }
 
-/** CORS preflights of the route's path (API.md, CORS): 204 on any path, allowing only the registered origin on a browser route. */
-const preflights = (): Mutation[] =>
-  [[REGISTERED_ORIGIN, 'GET'], [REGISTERED_ORIGIN, 'DELETE'], ['https://elsewhere.example', 'GET']].map(([origin, method]) => ({
+/**
+ * CORS preflights of the route's path (API.md, CORS): 204 on any path, allowing only the registered origin
+ * on a browser route; and a method no route takes there (405 with Allow), which such an origin can read too.
+ */
+const preflights = (): Mutation[] => [
+  ...[[REGISTERED_ORIGIN, 'GET'], [REGISTERED_ORIGIN, 'DELETE'], ['https://elsewhere.example', 'GET']].map(([origin, method]) => ({
     label: `a preflight from ${origin} for ${method}`, refuse: false, method: 'OPTIONS', origin, extraHeaders: [`access-control-request-method: ${method}`],
-  }));
+  })),
+  { label: 'TRACE from the registered origin', refuse: true, method: 'TRACE', origin: REGISTERED_ORIGIN },
+];
 
 // ── Checks ────────────────────────────────────────────────────────────────────────────────────────
 
@@ -374,6 +379,7 @@ for (const template of templates) {
       const said = `${mutation.label} → ${response.status} ${response.body.toString('utf8').slice(0, 300)}`;
       const cors = corsProblem(isBrowserRoute('GET', template.path), origin, response);
       if (cors) problems.push(`${said}: ${cors}`);
+      if (mutation.method === 'TRACE' && (response.status !== 405 || !response.headers.allow)) problems.push(`${said}: not 405 with Allow`);
       if (mutation.method === 'OPTIONS') {
         if (response.status !== 204 || response.body.length) problems.push(`${said}: a preflight not answered 204 without a body`);
       } else if (response.status >= 500) problems.push(said);
