@@ -8,6 +8,7 @@ import { userLock } from '../../src/features/users/directory.js';
 // the address rule refuses the characters names refuse (docs/API.md): `ceo\u202Egro.live@evil.example`
 // shows as `ceoelpmaxe.live@evil.org`. Phone numbers (digits, spaces and `().-`) never held one. (No answer holding U+2028 goes into an assertion's message: tap reads it as a line end.)
 // Nor, unlike names, the invisible ones (Default_Ignorable_Code_Point): `ceo\u200B@example.com` shows as `ceo@example.com`.
+// A lookup_filter value only names an address, so it is held to the shape alone: one stored before these rules is found by it.
 
 const MISLEADING = ['\u061C', '\u200E', '\u200F', '\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069', '\u2028', '\u2029', '\u0085'];
 const INVISIBLE = ['\u00AD', '\u034F', '\u180E', '\u200B', '\u200C', '\u200D', '\u2060', '\u2064', '\uFE0F', '\uFEFF', '\u3164'];
@@ -20,7 +21,6 @@ const invited = await tokenFor(server, { user_id: 'invited' });
 const group = (await server.request('POST', '/me/groups', { token: owner.token, body: { name: 'Sales' } })).body.group;
 const pending = (await server.request('POST', `/applications/${app.id}/groups/${group.id}/invites`, { app, body: { user_id: invited.userId, roles: [] } })).body.invitation;
 const appPath = `/applications/${app.id}`;
-const query = (address: string) => `lookup_filter=${encodeURIComponent(`ok@example.com,${address}`)}`;
 
 type Case = { what: string; method: string; path: (address: string) => string; body?: (address: string) => unknown; field: string; code: string; bearer?: boolean };
 
@@ -34,9 +34,6 @@ const cases: Case[] = [
   { what: 'invite', method: 'POST', path: () => `${appPath}/groups/${group.id}/invites`, body: (a) => ({ email: a, roles: [] }), field: 'email', code: 'E_VALIDATION' },
   { what: 'invite on /me', method: 'POST', path: () => `/me/groups/${group.id}/invites`, bearer: true, body: (a) => ({ email: a, roles: [] }), field: 'email', code: 'E_VALIDATION' },
   { what: 'invite PUT', method: 'PUT', path: () => `${appPath}/groups/${group.id}/invites/${pending.id}`, body: (a) => ({ email: a, roles: [] }), field: 'email', code: 'E_VALIDATION' },
-  { what: 'user list lookup_filter', method: 'GET', path: (a) => `${appPath}/users/data?${query(a)}`, field: 'lookup_filter', code: 'E_VALIDATION' },
-  { what: 'member list lookup_filter', method: 'GET', path: (a) => `${appPath}/groups/${group.id}/members?${query(a)}`, field: 'lookup_filter', code: 'E_VALIDATION' },
-  { what: 'member list lookup_filter on /me', method: 'GET', path: (a) => `/me/groups/${group.id}/members?${query(a)}`, bearer: true, field: 'lookup_filter', code: 'E_VALIDATION' },
 ];
 
 t.test('an email address holding a misleading character is refused wherever one is taken: 400 on its field, nothing changed', async (t) => {
@@ -60,7 +57,7 @@ const storedBefore = [
 ];
 
 for (const { what, stored, holderId } of storedBefore) {
-  t.test(`an address holding ${what} stored before the rule is read, kept by writes that do not change it, and found by id_filter`, async (t) => {
+  t.test(`an address holding ${what} stored before the rule is read, kept by writes that do not change it, and found by lookup_filter and id_filter`, async (t) => {
     const holder = await tokenFor(server, { user_id: holderId });
     const path = `${appPath}/users/${holderId}/data`;
     const { runtime, users } = server.deps;
@@ -83,8 +80,13 @@ for (const { what, stored, holderId } of storedBefore) {
     t.equal(mine.status, 200, mine.body.code);
     t.equal(mine.body.data.email, stored, 'on /me too');
 
-    const looked = await server.request('GET', `${appPath}/users/data?lookup_filter=${encodeURIComponent(stored)}`, { app });
-    t.equal(looked.status, 400, 'no lookup_filter names it');
+    const looked = await server.request('GET', `${appPath}/users/data?lookup_filter=${encodeURIComponent(`ok@example.com,${stored}`)}`, { app });
+    t.equal(looked.status, 200, looked.body.code);
+    t.same(looked.body.results.map((user: any) => user.data.email), [stored], 'lookup_filter finds it by its exact value');
+    await server.request('POST', `${appPath}/groups/${group.id}/members`, { app, body: { user_id: holderId, roles: [] } });
+    const members = await server.request('GET', `${appPath}/groups/${group.id}/members?lookup_filter=${encodeURIComponent(stored)}`, { app });
+    t.equal(members.status, 200, members.body.code);
+    t.same(members.body.results.map((member: any) => member.user_id), [holderId], 'so does a member list');
     const listed = await server.request('GET', `${appPath}/users/data?id_filter=${holderId}`, { app });
     t.equal(listed.status, 200);
     t.same(listed.body.results.map((user: any) => user.data.email), [stored], 'id_filter finds it');

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl, isLocalPath, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
-import { EMAIL_RULE, isAddress, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/addresses.js';
+import { EMAIL_RULE, hasAddressShape, isEmailAddress, isPhoneNumber, PHONE_RULE } from '../users/addresses.js';
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
@@ -140,7 +140,7 @@ export type ListedKind = 'group' | 'member' | 'invite';
 const LOOKUP_VALUES = {
   // A group ID is a name by this rule too.
   group: { matches: (value: string) => v.is(Name, value), says: `a group ID or name: at most ${GROUP_NAME_LIMIT} characters, and it ${MISLEADING_CHARACTERS_REFUSED}` },
-  member: { matches: (value: string) => v.is(UserId, value) || isAddress(value), says: 'a user ID, an email address or a phone number' },
+  member: { matches: (value: string) => v.is(UserId, value) || hasAddressShape(value), says: 'a user ID, an email address or a phone number' },
 };
 
 /**

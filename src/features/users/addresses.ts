@@ -21,9 +21,15 @@ const INVISIBLE_CHARACTER = /\p{Default_Ignorable_Code_Point}/u;
 /** As people write one: an optional `+`, a digit, then digits, spaces and `().-`; 4 to 33 characters. */
 const PHONE_NUMBER = /^\+?[0-9][0-9 ().-]{3,31}$/;
 
+/**
+ * The shape of an email address, which every one stored has had: an address stored before a
+ * character rule of isEmailAddress is still looked up by its value.
+ */
+const hasEmailShape = (value: string): boolean => value.length <= MAX_EMAIL_LENGTH && EMAIL_ADDRESS.test(value);
+
 /** The one email rule of profiles, magic links, members and invites (a user found by one is a user made by one). */
 export const isEmailAddress = (value: string): boolean =>
-  value.length <= MAX_EMAIL_LENGTH && EMAIL_ADDRESS.test(value) && !holdsMisleadingCharacter(value) && !INVISIBLE_CHARACTER.test(value);
+  hasEmailShape(value) && !holdsMisleadingCharacter(value) && !INVISIBLE_CHARACTER.test(value);
 export const EMAIL_RULE = `an email address (text around one @, without spaces, commas, control characters, bidirectional controls, line separators or invisible characters) of at most ${MAX_EMAIL_LENGTH} characters`;
 
 /** The one phone number rule of profiles, magic links, members and invites (ASCII: no misleading character fits it). */
@@ -42,8 +48,14 @@ export function normalizeAddress(kind: AddressKind, value: string): string {
 
 export const addressKindOf = (value: string): AddressKind => (value.includes('@') ? 'email' : 'phone');
 
-/** Whether `value` is an address of the kind `addressKindOf` reads it as: one no rule-abiding user could hold is not. */
-export const isAddress = (value: string): boolean => (addressKindOf(value) === 'email' ? isEmailAddress(value) : isPhoneNumber(value));
+/**
+ * Whether `value` has the shape of an address of the kind `addressKindOf` reads it as: a lookup value
+ * that has not could name no user. The character rules are left out, since an address stored before
+ * them holds such characters and is still looked up by them.
+ */
+export const hasAddressShape = (value: string): boolean => (addressKindOf(value) === 'email' ? hasEmailShape(value) : isPhoneNumber(value));
+/** Words for a value refused by hasAddressShape. */
+export const ADDRESS_SHAPE_RULE = `an email address (text around one @, without spaces or commas) of at most ${MAX_EMAIL_LENGTH} characters, or ${PHONE_RULE}`;
 
 /** The profile field that holds an address of each kind, in `data` and `verified_data`. */
 export const FIELD_OF: Record<AddressKind, 'email' | 'phone_number'> = { email: 'email', phone: 'phone_number' };

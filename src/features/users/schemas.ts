@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { EMAIL_RULE, isAddress, PHONE_RULE } from './addresses.js';
+import { ADDRESS_SHAPE_RULE, hasAddressShape } from './addresses.js';
 import { EXTERNAL_ID } from '../../lib/ids.js';
 import { dotSegmentRefused, isDotSegment } from '../../lib/urls.js';
 import { validationError } from '../../lib/errors.js';
@@ -44,7 +44,7 @@ const ListFilterSchema = v.strictObject({
   lookup_filter: v.optional(
     v.pipe(
       commaList('email addresses or phone numbers'),
-      v.check((values) => values.every(isAddress), `each value must be ${EMAIL_RULE}, or ${PHONE_RULE}`),
+      v.check((values) => values.every(hasAddressShape), `each value must be ${ADDRESS_SHAPE_RULE}`),
     ),
   ),
   id_filter: v.optional(v.pipe(commaList('user IDs'), v.check((ids) => ids.every((id) => EXTERNAL_ID.test(id)), 'must list user IDs'))),

@@ -202,11 +202,13 @@ t.test('a lookup_filter value that is no email address or phone number is 400 on
   await seed(server, 2, (i) => ({ email: `user${i}@example.com` }));
   const list = (value: string) =>
     server.request('GET', `/applications/${server.app.id}/users/data?lookup_filter=${encodeURIComponent(value)}`, { app: server.app });
-  for (const value of ['user0@example.com,a\u0001b@example.com', 'nobody', '12', 'a@b@example.com', 'user0@example.com,+1 555 abc', `${'a'.repeat(250)}@x.io`]) {
+  for (const value of ['nobody', '12', 'a@b@example.com', 'user0@example.com,+1 555 abc', `${'a'.repeat(250)}@x.io`]) {
     const res = await list(value);
     t.equal(res.status, 400, JSON.stringify(value));
     t.same(Object.keys(res.body.field_errors ?? {}), ['lookup_filter'], `${JSON.stringify(value)} names lookup_filter`);
   }
   t.same((await list('nobody@example.com,+1 555 000 9999')).body, { total_results: 0, results: [] }, 'well-formed addresses of no one: an empty page');
+  // An address stored before a character rule holds such characters: a lookup is held to the shape alone.
+  t.same((await list('user0@example.com,a\u0001b@example.com')).body.total_results, 1, 'a control character in a well-formed address is looked up');
   t.equal((await list('USER1@example.com')).body.total_results, 1);
 });
