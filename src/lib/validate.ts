@@ -63,12 +63,17 @@ export const MISLEADING_CHARACTERS_REFUSED = 'must not contain control character
 /** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no MISLEADING_CHARACTER. */
 export const NO_MISLEADING_CHARACTERS = v.check((text: string) => !holdsMisleadingCharacter(text), MISLEADING_CHARACTERS_REFUSED);
 
+type TextSays = { notText?: string; empty: string; tooLong: string };
+
+/** Text, trimmed, of 1 to `max` characters: the shape of a name, which one stored before MISLEADING_CHARACTER was refused has too. */
+export const trimmedText = (max: number, says: TextSays) =>
+  v.pipe(v.string(says.notText), v.trim(), v.minLength(1, says.empty), v.maxLength(max, says.tooLong));
+
 /**
  * One line of text, trimmed, of 1 to `max` characters and no MISLEADING_CHARACTER: the rule of names
  * (groups, apps, OIDC clients) and roles. `says` words each refusal for the field it checks.
  */
-export const oneLineOfText = (max: number, says: { notText?: string; empty: string; tooLong: string }) =>
-  v.pipe(v.string(says.notText), v.trim(), v.minLength(1, says.empty), v.maxLength(max, says.tooLong), NO_MISLEADING_CHARACTERS);
+export const oneLineOfText = (max: number, says: TextSays) => v.pipe(trimmedText(max, says), NO_MISLEADING_CHARACTERS);
 
 /** `config.redirect_uris[1]`: where a value lies, written the way a caller writes it; `body` for the whole input. */
 export function shownPath(keys: readonly unknown[]): string {

@@ -3,6 +3,7 @@ import { startServerWithSchema } from '../helpers/schema.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { storeDigest } from '../helpers/store-digest.js';
 import { userLock } from '../../src/features/users/directory.js';
+import { GroupService } from '../../src/features/groups/group-service.js';
 
 // Names a person reads refuse the characters that make them show otherwise than written (docs/API.md:
 // the bidirectional controls of the "Trojan Source" trick, and the line and paragraph separators) with
@@ -80,4 +81,16 @@ t.test('a field name or attribute key stored before the rule is kept, sent back 
   const removed = await server.request('PATCH', profilePath, { app, body: { data: { [field]: null } } });
   t.equal(removed.status, 200, removed.body.code);
   t.notOk(Object.hasOwn(removed.body.data, field), 'removed by null');
+});
+
+t.test('a group name stored before the rule is found by lookup_filter with its exact name', async (t) => {
+  const name = 'evil\u202Etxt.exe';
+  // Planted as a build before the rule stored it: the service takes what the schema checked.
+  const { group: stored } = await new GroupService(server.deps.groups).create({ kind: 'app', appId: app.id }, { name, admission_policy: 'invite_only', meta: {} });
+  const found = await server.request('GET', `/applications/${app.id}/groups?lookup_filter=${encodeURIComponent(`Nothing,${name}`)}`, { app });
+  t.equal(found.status, 200, found.body.code);
+  t.same(found.body.results.map((g: any) => g.id), [stored.context.id]);
+  t.equal(found.body.results[0].name, name, 'shown as stored');
+  const missing = await server.request('GET', `/applications/${app.id}/groups?lookup_filter=${encodeURIComponent('other\u202Ename')}`, { app });
+  t.same(missing.body, { total_results: 0, results: [] }, 'a name holding one that no group has: an empty page');
 });

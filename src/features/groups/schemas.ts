@@ -4,7 +4,7 @@ import { EMAIL_RULE, hasAddressShape, isEmailAddress, isPhoneNumber, PHONE_RULE 
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
-import { jsonRecord, MISLEADING_CHARACTERS_REFUSED, oneLineOfText, takingReadOnly } from '../../lib/validate.js';
+import { jsonRecord, oneLineOfText, takingReadOnly, trimmedText } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
@@ -13,11 +13,10 @@ import { ROLES_LIMIT } from './keys.js';
 const META_LIMIT = 16 * 1024;
 
 const GROUP_NAME_LIMIT = 200;
-const Name = oneLineOfText(GROUP_NAME_LIMIT, {
-  notText: 'name must be a string',
-  empty: 'name is required',
-  tooLong: `name is at most ${GROUP_NAME_LIMIT} characters`,
-});
+const NAME_SAYS = { notText: 'name must be a string', empty: 'name is required', tooLong: `name is at most ${GROUP_NAME_LIMIT} characters` };
+const Name = oneLineOfText(GROUP_NAME_LIMIT, NAME_SAYS);
+/** What every group name has been: a lookup finds one stored before the character rule of Name by its exact name. */
+const NameShape = trimmedText(GROUP_NAME_LIMIT, NAME_SAYS);
 
 const Meta = v.pipe(
   jsonRecord(v.record(v.string(), v.unknown()), 'meta must be an object'),
@@ -139,7 +138,7 @@ export type ListedKind = 'group' | 'member' | 'invite';
 /** What a `lookup_filter` value can match on each list: a value no item could is malformed, not an empty page. */
 const LOOKUP_VALUES = {
   // A group ID is a name by this rule too.
-  group: { matches: (value: string) => v.is(Name, value), says: `a group ID or name: at most ${GROUP_NAME_LIMIT} characters, and it ${MISLEADING_CHARACTERS_REFUSED}` },
+  group: { matches: (value: string) => v.is(NameShape, value), says: `a group ID or name: at most ${GROUP_NAME_LIMIT} characters` },
   member: { matches: (value: string) => v.is(UserId, value) || hasAddressShape(value), says: 'a user ID, an email address or a phone number' },
 };
 

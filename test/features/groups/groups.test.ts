@@ -192,7 +192,6 @@ t.test('a lookup_filter value no group or member could match is 400 on lookup_fi
   const get = async (list: string, filter: string) => api.get(`${list}?lookup_filter=${encodeURIComponent(filter)}`);
   const members = `/groups/${group.id}/members`;
   for (const [list, filter] of [
-    ['/groups', 'Crew,a\u0001b'],
     ['/groups', 'x'.repeat(201)],
     ['/groups', `${'x'.repeat(150)},,${'y'.repeat(60)}`],
     [members, 'ada@example.com,,bob@example.com'],
@@ -207,17 +206,14 @@ t.test('a lookup_filter value no group or member could match is 400 on lookup_fi
   for (const [list, filter] of [
     ['/groups', 'Nobody,group_01JD0000000000000000000000'],
     ['/groups', 'a,,b'],
+    // A name stored before the rule of names holds such characters: a lookup is held to a name's shape alone.
+    ['/groups', 'Nobody,a\u0001b'],
+    ['/groups', 'Nobody,a\u202eb'],
     [members, 'nobody,nobody@example.com,+1 555 000 9999'],
   ]) {
     t.same((await get(list, filter)).body, { total_results: 0, results: [] }, `${list} ${JSON.stringify(filter)}: an empty page`);
   }
-  const reversed = await get('/groups', 'Crew,a\u202eb');
-  t.equal(reversed.status, 400, 'a bidirectional control is no more in a name than a control character');
-  t.same(
-    reversed.body.field_errors,
-    { lookup_filter: ['each lookup_filter value is a group ID or name: at most 200 characters, and it must not contain control characters, bidirectional controls or line separators'] },
-    'the refusal words the rule of names',
-  );
+  t.same((await get('/groups', 'x'.repeat(201))).body.field_errors, { lookup_filter: ['each lookup_filter value is a group ID or name: at most 200 characters'] }, 'the refusal words the rule');
   t.equal((await get('/groups', `${'x'.repeat(150)},,Crew`)).body.total_results, 1, 'a list of names may hold an empty entry while the whole could be one name');
   t.equal((await get(members, ` ${ada.userId} `)).body.total_results, 1);
 });
