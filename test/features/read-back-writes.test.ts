@@ -19,14 +19,16 @@ t.test('a group read and sent back as a PUT passes, on the platform and on /me',
   const path = `/groups/${made.body.id}`;
   const read = (await api.get(path)).body;
   clock.advance(1000);
+  const before = storeDigest(server.deps.store);
   const echoed = await api.put(path, read);
   t.equal(echoed.status, 200, echoed.text);
-  t.not(echoed.body.updated_at, read.updated_at, 'a PUT moves updated_at, as it always did');
-  t.same({ ...echoed.body, updated_at: read.updated_at }, read, 'and changes nothing else');
-  t.same((await api.get(path)).body, echoed.body);
+  t.same(echoed.body, read, 'sent back as read: answered as read, updated_at kept');
+  t.equal(storeDigest(server.deps.store), before, 'nothing stored changed');
+  t.same((await api.get(path)).body, read);
 
   const renamed = await api.put(path, { ...echoed.body, name: 'Team' });
   t.equal(renamed.status, 200, renamed.text);
+  t.not(renamed.body.updated_at, read.updated_at, 'a change moves updated_at');
   t.same({ ...renamed.body, name: 'Crew', updated_at: echoed.body.updated_at }, echoed.body, 'the edited field alone changed');
   t.equal(renamed.body.name, 'Team');
 
@@ -38,6 +40,11 @@ t.test('a group read and sent back as a PUT passes, on the platform and on /me',
   const mine = `/me/groups/${(await as(server, ada).post('/me/groups', { name: 'Mine', meta: { a: 1 } })).body.group.id}`;
   const wrapper = (await as(server, ada).get(mine)).body;
   clock.advance(1000);
+  const untouched = storeDigest(server.deps.store);
+  const same = await as(server, ada).put(mine, { ...wrapper.group, name: ' Mine ' });
+  t.equal(same.status, 200, same.text);
+  t.same(same.body, wrapper, '/me: the group of a read sent back (its name trimmed to the same) is answered as read');
+  t.equal(storeDigest(server.deps.store), untouched, '/me: nothing stored changed');
   const sent = await as(server, ada).put(mine, { ...wrapper.group, admission_policy: 'open' });
   t.equal(sent.status, 200, sent.text);
   t.same(
@@ -52,22 +59,30 @@ t.test('a group read and sent back as a PUT passes, on the platform and on /me',
 });
 
 t.test('an invite read and sent back as a PUT passes, on the platform and on /me', async (t) => {
-  const server = await startServer(t);
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
   const api = platform(server);
   const [ada, dan] = await Promise.all(['ada', 'dan'].map((name) => person(server, `${name}@example.com`)));
 
   const group = `/groups/${(await api.post('/groups', { name: 'Crew' })).body.id}`;
   const made = await api.post(`${group}/invites`, { email: 'cat@example.com', roles: ['member'], redirect_url: '/welcome', app_variant_id: 'web' });
   const path = `${group}/invites/${made.body.invitation.id}`;
+  const memberPath = `${group}/members/${(await api.get(`${group}/members`)).body.results[0].id}`;
   const read = (await api.get(path)).body;
+  const pending = (await api.get(memberPath)).body;
+  clock.advance(1000);
+  const before = storeDigest(server.deps.store);
   const echoed = await api.put(path, read);
   t.equal(echoed.status, 200, echoed.text);
   t.same(echoed.body, read, 'sent back as read, nothing changed');
   t.same((await api.get(path)).body, read);
+  t.equal(storeDigest(server.deps.store), before, 'nothing stored changed');
+  t.same((await api.get(memberPath)).body, pending, 'its pending member kept its updated_at');
 
   const edited = await api.put(path, { ...read, roles: ['member', 'editor'] });
   t.equal(edited.status, 200, edited.text);
   t.same(edited.body, { ...read, roles: ['member', 'editor', 'owner'] }, 'the edited roles alone changed (owner kept: the first member)');
+  t.not((await api.get(memberPath)).body.updated_at, pending.updated_at, 'a change moves its pending member\'s updated_at');
 
   const unknown = await api.put(path, { ...edited.body, note: 'hi' });
   t.equal(unknown.status, 400);
@@ -123,16 +138,18 @@ t.test('a member read and sent back as a PUT passes, on the platform and on /me'
     const read = (await client.get(path)).body;
     t.ok(read.profile && read.added_by && read.state === 'active', `${label}: the read holds its read-only fields`);
     clock.advance(1000);
+    const before = storeDigest(server.deps.store);
     const echoed = await client.put(path, read);
     t.equal(echoed.status, 200, `${label}: ${echoed.text}`);
-    t.not(echoed.body.updated_at, read.updated_at, `${label}: a PUT moves updated_at, as it always did`);
-    t.same({ ...echoed.body, updated_at: read.updated_at }, read, `${label}: sent back as read, nothing else changed`);
+    t.same(echoed.body, read, `${label}: sent back as read: answered as read, updated_at kept`);
+    t.equal(storeDigest(server.deps.store), before, `${label}: nothing stored changed`);
     t.same((await client.get(path)).body, echoed.body);
 
     const edited = await client.put(path, { ...read, roles: ['reader', 'editor'], state: 'invite_rejected' });
     t.equal(edited.status, 200, `${label}: ${edited.text}`);
     t.same(edited.body.roles, ['reader', 'editor'], `${label}: the roles changed`);
-    t.same({ ...edited.body, roles: read.roles }, echoed.body, `${label}: nothing else (state is read-only: ignored)`);
+    t.not(edited.body.updated_at, read.updated_at, `${label}: and updated_at moved`);
+    t.same({ ...edited.body, roles: read.roles, updated_at: read.updated_at }, echoed.body, `${label}: nothing else (state is read-only: ignored)`);
     t.same((await client.get(path)).body, edited.body);
 
     const unknown = await client.put(path, { ...edited.body, role: 'admin' });
@@ -212,4 +229,24 @@ t.test('the user ID key a profile is read with follows the brand', async (t) => 
   const other = await server.request('PUT', path, { app: server.app, body: { ...read, svc_user: 'u1' } });
   t.equal(other.status, 400, 'another brand\'s key is unknown');
   t.same(Object.keys(other.body.field_errors), ['svc_user']);
+});
+
+t.test('an OIDC client read and sent back as a PUT changes nothing; one field edited moves updated_at', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const path = `/applications/${server.app.id}/oidc-clients`;
+  const made = await server.request('POST', path, { app: server.app, body: { name: 'Web', config: { hub_title: 'Hub', extra: { a: 1 } } } });
+  const clientPath = `${path}/${made.body.id}`;
+  const read = (await server.request('GET', clientPath, { app: server.app })).body;
+  clock.advance(1000);
+  const before = storeDigest(server.deps.store);
+  const echoed = await server.request('PUT', clientPath, { app: server.app, body: read });
+  t.equal(echoed.status, 200, echoed.text);
+  t.same(echoed.body, read, 'answered as read (the config defaults it shows sent back are no change), updated_at kept');
+  t.equal(storeDigest(server.deps.store), before, 'nothing stored changed');
+
+  const edited = await server.request('PUT', clientPath, { app: server.app, body: { ...read, description: 'The web front' } });
+  t.equal(edited.status, 200, edited.text);
+  t.not(edited.body.updated_at, read.updated_at, 'a change moves updated_at');
+  t.same({ ...edited.body, description: read.description, updated_at: read.updated_at }, read, 'the edited field alone changed');
 });

@@ -1,4 +1,5 @@
 import { newId } from '../../lib/ids.js';
+import { jsonEqual } from '../../lib/json-equal.js';
 import { userLock } from '../users/directory.js';
 import type { GroupContext, GroupInput } from '../../../machines/group.machine.js';
 import { authorOf, partyOf, type Acting } from './acting.js';
@@ -52,14 +53,19 @@ export class GroupService {
 
   /**
    * Replaces a group's fields, an absent name keeping the group's; a user (an owner) also gets its own
-   * member, which the group's lock kept still.
+   * member, which the group's lock kept still. A body that leaves every field as stored writes nothing.
    */
   async update(acting: Acting, groupId: string, fields: GroupUpdate): Promise<{ group: GroupView; member?: MemberView }> {
     const { appId } = acting;
     return runEdit(this.core, acting, groupId, [], (edit, turn) => {
       const member = acting.kind === 'user' ? edit.requireOwner(acting.userId) : undefined;
-      const current = edit.group.context.name;
+      const stored = edit.group.context;
+      const current = stored.name;
       const name = fields.name ?? current;
+      // Nothing to change is nothing to write: updated_at and updated_by keep meaning "last changed".
+      if (name === current && fields.admission_policy === stored.admission_policy && jsonEqual(fields.meta, stored.meta)) {
+        return { group: edit.group, member };
+      }
       if (name !== current) {
         this.core.names.remove(turn, appId, groupId, current);
         this.core.names.add(turn, appId, groupId, name);
