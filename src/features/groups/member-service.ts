@@ -1,5 +1,6 @@
 import { forbidden } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { jsonEqual } from '../../lib/json-equal.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { partyOf, type Acting } from './acting.js';
@@ -49,16 +50,21 @@ export class MemberService {
   /**
    * Replaces a member's roles; 409 `E_LAST_OWNER` if that takes `owner` from the last active owner.
    * A member still waiting on its invite passes the roles to the invite, which grants them on acceptance.
+   * The roles it holds already change nothing.
    */
   async setRoles(acting: Acting, groupId: string, memberId: string, roles: string[]): Promise<MemberView> {
     const { appId } = acting;
     return runEdit(this.core, acting, groupId, [memberLock(appId, groupId, memberId)], (edit, turn) => {
       if (acting.kind === 'user') edit.requireOwner(acting.userId);
-      const inviteId = edit.requireMember(memberId).context.invite_id;
+      const current = edit.requireMember(memberId);
+      const inviteId = current.context.invite_id;
       const invite = inviteId === undefined ? undefined : edit.invite(inviteId);
       const pending = invite?.state === 'pending' ? invite : undefined;
       // The first invite of a group keeps `owner`, whichever of its two records is changed.
       const granted = pending?.context.first ? withOwner(roles) : roles;
+      // The same roles are nothing to write (updated_at keeps meaning "last changed"); a rejected member still refuses.
+      const same = jsonEqual(granted, current.context.roles) && (!pending || jsonEqual(granted, pending.context.roles));
+      if (same && current.state !== 'invite_rejected') return current;
       const member = edit.sendMember(memberId, { type: 'member.setRoles', roles: granted, at: turn.now });
       if (pending) {
         const { redirect_url, app_variant_id } = pending.context;

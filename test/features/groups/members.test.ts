@@ -152,6 +152,9 @@ t.test('an owner on /me adds members active only: invite_pending and invite_reje
   const platformMade = await api.post(`/groups/${group.id}/members`, { email: 'rejected@example.com', roles: [], state: 'invite_rejected' });
   t.equal(platformMade.status, 200, 'the application may create a member in any state');
   t.equal(platformMade.body.state, 'invite_rejected');
+  const same = await api.put(`/groups/${group.id}/members/${platformMade.body.id}`, { roles: [] });
+  t.equal(same.status, 409, 'a rejected member takes no roles, not even the ones it holds');
+  t.equal(same.body.code, 'E_INVALID_STATE_TRANSITION');
   await assertProfilesConsistent(t, server, [ada.userId, bob.userId]);
 });
 
