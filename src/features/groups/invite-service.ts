@@ -1,5 +1,6 @@
 import { conflict, forbidden, notFound, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { jsonEqual } from '../../lib/json-equal.js';
 import { USER_KIND, userKey, userLock, type UserRef } from '../users/directory.js';
 import { normalizeAddress } from '../users/addresses.js';
 import { ATTRIBUTE_KEYS_LIMIT, ATTRIBUTE_VALUES_LIMIT, fitsProfileLimit } from '../users/profile-change.js';
@@ -87,6 +88,20 @@ function keptAppVariant(invite: InviteView, named: string | undefined): string |
   return kept;
 }
 
+/**
+ * An update that would store what the invite (and its waiting member) hold already: nothing to write, so
+ * the member's updated_at keeps meaning "last changed".
+ */
+function isUnchanged(invite: InviteView, roles: string[], redirectUrl?: string, appVariant?: string, waiting?: MemberView): boolean {
+  const { context } = invite;
+  return (
+    jsonEqual(roles, context.roles) &&
+    redirectUrl === context.redirect_url &&
+    appVariant === context.app_variant_id &&
+    (!waiting || jsonEqual(roles, waiting.context.roles))
+  );
+}
+
 /** The locks a turn answering an invite holds besides the group's: the invite's and its member's. */
 export function answerLocks(core: GroupsCore, appId: string, groupId: string, inviteId: string): string[] {
   const invite = core.runtime.read<InviteContext>(INVITE_KIND, inviteKey(appId, groupId, inviteId));
@@ -142,6 +157,7 @@ export class InviteService {
   /**
    * Only while pending: replaces roles (carried to the pending member), `redirect_url` and
    * `app_variant_id`. The invite keeps its user: the body may name it again, naming another one is refused.
+   * A body that leaves all of them as stored writes nothing.
    */
   async update(acting: Acting, groupId: string, inviteId: string, request: InviteUpdate): Promise<InviteView> {
     const { appId } = acting;
@@ -154,14 +170,16 @@ export class InviteService {
       if (byApp && request.redirect_url !== undefined) this.core.links.requireRedirect(appId, request.redirect_url);
       const roles = current.context.first ? withOwner(request.roles) : request.roles;
       const appVariant = acting.kind === 'user' && byApp ? keptAppVariant(current, request.app_variant_id) : request.app_variant_id;
+      const member = edit.member(current.context.member_id);
+      const waiting = member?.state === 'invite_pending' ? member : undefined;
+      if (current.state === 'pending' && isUnchanged(current, roles, request.redirect_url, appVariant, waiting)) return current;
       const invite = edit.sendInvite(inviteId, {
         type: 'invite.update',
         roles,
         redirect_url: request.redirect_url,
         app_variant_id: appVariant,
       });
-      const member = edit.member(current.context.member_id);
-      if (member?.state === 'invite_pending') edit.sendMember(member.context.id, { type: 'member.setRoles', roles, at: turn.now });
+      if (waiting) edit.sendMember(waiting.context.id, { type: 'member.setRoles', roles, at: turn.now });
       edit.finish();
       return invite;
     });
