@@ -1,6 +1,7 @@
 import { ApiError, notFound, validationError } from '../../lib/errors.js';
 import { isoDate } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { jsonEqual } from '../../lib/json-equal.js';
 import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
 import { pageEntries, type PageRequest } from '../../storage/paging.js';
 import { listBytes } from '../../http/list-bytes.js';
@@ -36,6 +37,9 @@ interface Revealed {
   clientId: string;
   secret: string;
 }
+
+/** A client's config as it is shown: every field SPEC names, a default where none was given. */
+const shownConfig = (config: OidcConfig): OidcConfig => ({ ...CONFIG_DEFAULTS, ...config });
 
 export const clientCount = (appId: string): Key => ['oidc_clients', appId];
 
@@ -92,11 +96,18 @@ export class OidcClientService {
     });
   }
 
-  /** PUT replaces description and config as a whole, and the name when given; credentials and created_at stay. */
+  /**
+   * PUT replaces description and config as a whole, and the name when given; credentials and created_at stay.
+   * A body that leaves the client as a GET shows it (a config default sent back included) writes nothing.
+   */
   replace(appId: string, clientId: string, body: ClientUpdate): Promise<OidcClient> {
     return this.deps.runtime.run([clientLock(appId, clientId)], (turn) => {
       const current = this.require(appId, clientId);
-      const client: StoredClient = { ...current, ...body, name: body.name ?? current.name, updated_at: isoDate(turn.now) };
+      const name = body.name ?? current.name;
+      if (name === current.name && body.description === current.description && jsonEqual(shownConfig(body.config), shownConfig(current.config))) {
+        return this.show(current, turn.now);
+      }
+      const client: StoredClient = { ...current, ...body, name, updated_at: isoDate(turn.now) };
       this.putClient(turn, client);
       return this.show(client, turn.now);
     });
@@ -205,7 +216,7 @@ export class OidcClientService {
       app_id: client.app_id,
       name: client.name,
       description: client.description,
-      config: { ...CONFIG_DEFAULTS, ...client.config },
+      config: shownConfig(client.config),
       created_at: client.created_at,
       updated_at: client.updated_at,
       credentials: credentials.map((c) =>
