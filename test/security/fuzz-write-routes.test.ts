@@ -131,7 +131,7 @@ interface ReadOnly {
 
 // The read-only keys API.md lists for each resource's PUT.
 const GROUP_READ_ONLY = ['id', 'member_count', 'app_id', 'created_at', 'updated_at', 'created_by', 'updated_by'];
-/** A group's PUT moves its `updated_at` and `updated_by`, a member's and an OIDC client's their `updated_at`, as they always did. */
+/** A group's PUT that changes it moves its `updated_at` and `updated_by`, a member's and an OIDC client's their `updated_at` (one that changes nothing keeps them). */
 const GROUP_MOVES = ['updated_at', 'updated_by'];
 const MEMBER_READ_ONLY = ['id', 'user_id', 'group_id', 'state', 'invited_by', 'added_by', 'created_at', 'updated_at', 'profile'];
 const INVITE_READ_ONLY = ['id', 'group_id', 'state', 'user_lookup_value', 'created_at', 'created_by', 'accepted_by', 'ensured_user_id'];
