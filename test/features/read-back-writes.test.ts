@@ -93,6 +93,9 @@ t.test('an invite read and sent back as a PUT passes, on the platform and on /me
   const invited = await as(server, ada).post(`${mine}/invites`, { user_id: dan.userId, roles: ['member'] });
   const minePath = `${mine}/invites/${invited.body.invitation.id}`;
   const myRead = (await as(server, ada).get(minePath)).body;
+  const unsent = storeDigest(server.deps.store);
+  t.same((await as(server, ada).put(minePath, myRead)).body, myRead, '/me: one with no redirect_url or app variant sent back as read');
+  t.equal(storeDigest(server.deps.store), unsent, '/me: nothing stored changed');
   const sent = await as(server, ada).put(minePath, { ...myRead, redirect_url: '/hello' });
   t.equal(sent.status, 200, sent.text);
   t.same(sent.body, { ...myRead, redirect_url: '/hello' }, '/me: the edited field alone changed');
