@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { startServerWithSchema } from '../helpers/schema.js';
 import { signInByLink } from '../helpers/sign-in.js';
@@ -8,6 +8,17 @@ import { as, person, platform } from './groups/helpers.js';
 
 // A client that reads a resource, edits one field and writes the body back: the read-only fields the
 // GET answered with are taken and ignored on PUT (as an OIDC client's are); any other key stays a 400.
+
+/** PUTs `read` back to the platform's `path`: answered as read (updated_at kept), read again the same, nothing stored changed. */
+async function sentBackUnchanged(t: Test, server: TestServer, api: ReturnType<typeof platform>, path: string, read: unknown) {
+  const before = storeDigest(server.deps.store);
+  const echoed = await api.put(path, read);
+  t.equal(echoed.status, 200, echoed.text);
+  t.same(echoed.body, read, 'sent back as read: answered as read, updated_at kept');
+  t.same((await api.get(path)).body, read, 'read again as before');
+  t.equal(storeDigest(server.deps.store), before, 'nothing stored changed');
+  return echoed;
+}
 
 t.test('a group read and sent back as a PUT passes, on the platform and on /me', async (t) => {
   const clock = manualClock();
@@ -19,12 +30,7 @@ t.test('a group read and sent back as a PUT passes, on the platform and on /me',
   const path = `/groups/${made.body.id}`;
   const read = (await api.get(path)).body;
   clock.advance(1000);
-  const before = storeDigest(server.deps.store);
-  const echoed = await api.put(path, read);
-  t.equal(echoed.status, 200, echoed.text);
-  t.same(echoed.body, read, 'sent back as read: answered as read, updated_at kept');
-  t.equal(storeDigest(server.deps.store), before, 'nothing stored changed');
-  t.same((await api.get(path)).body, read);
+  const echoed = await sentBackUnchanged(t, server, api, path, read);
 
   const renamed = await api.put(path, { ...echoed.body, name: 'Team' });
   t.equal(renamed.status, 200, renamed.text);
@@ -71,12 +77,7 @@ t.test('an invite read and sent back as a PUT passes, on the platform and on /me
   const read = (await api.get(path)).body;
   const pending = (await api.get(memberPath)).body;
   clock.advance(1000);
-  const before = storeDigest(server.deps.store);
-  const echoed = await api.put(path, read);
-  t.equal(echoed.status, 200, echoed.text);
-  t.same(echoed.body, read, 'sent back as read, nothing changed');
-  t.same((await api.get(path)).body, read);
-  t.equal(storeDigest(server.deps.store), before, 'nothing stored changed');
+  const echoed = await sentBackUnchanged(t, server, api, path, read);
   t.same((await api.get(memberPath)).body, pending, 'its pending member kept its updated_at');
 
   const edited = await api.put(path, { ...read, roles: ['member', 'editor'] });
