@@ -123,6 +123,20 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   function send(ctx: RequestContext, reply: Reply, record: RequestRecorder | undefined, inHandler: boolean): void {
     inFlight--;
     if (ctx.aborted) return finishDrain();
+    if (inHandler) writeAnswer(ctx, reply);
+    else ctx.res.cork(() => writeAnswer(ctx, reply));
+    const seconds = (performance.now() - ctx.startedAt) / 1000;
+    record?.answered(reply.status, seconds);
+    // The route pattern, never the path or query: those may carry link IDs and tokens. No headers, no bodies.
+    if (debug) {
+      logger.debug({ requestId: ctx.id, route: ctx.route, status: reply.status, ms: seconds * 1000 }, 'request');
+    }
+    finishDrain();
+  }
+
+  /** The answer's status line, headers and body, written in one corked batch. */
+  function writeAnswer(ctx: RequestContext, reply: Reply): void {
+    const { res } = ctx;
     let payload: Uint8Array | string = '';
     let contentType = reply.contentType;
     if (reply.bytes !== undefined) payload = reply.bytes;
@@ -136,20 +150,6 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     // connections close.
     const unread = reply.status === 413 || reply.closeConnection === true;
     const close = unread || draining;
-    if (inHandler) writeAnswer(ctx, reply, payload, contentType, origin, unread, close);
-    else ctx.res.cork(() => writeAnswer(ctx, reply, payload, contentType, origin, unread, close));
-    const seconds = (performance.now() - ctx.startedAt) / 1000;
-    record?.answered(reply.status, seconds);
-    // The route pattern, never the path or query: those may carry link IDs and tokens. No headers, no bodies.
-    if (debug) {
-      logger.debug({ requestId: ctx.id, route: ctx.route, status: reply.status, ms: seconds * 1000 }, 'request');
-    }
-    finishDrain();
-  }
-
-  /** The answer's status line, headers and body, written in one corked batch. */
-  function writeAnswer(ctx: RequestContext, reply: Reply, payload: Uint8Array | string, contentType: string | undefined, origin: string | undefined, unread: boolean, close: boolean): void {
-    const { res } = ctx;
     res.writeStatus(statusLine(reply.status));
     if (contentType) res.writeHeader('content-type', contentType);
     res.writeHeader('x-request-id', ctx.id);
@@ -165,16 +165,19 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       // forbids one on a 204). A close is then asked of the client.
       if (close) res.writeHeader('connection', 'close');
       res.endWithoutBody();
-    } else if (ctx.method === 'HEAD') {
+      return;
+    }
+    const size = byteSize(payload);
+    if (ctx.method === 'HEAD') {
       // uWS takes an answer ended this way (with a length) for one still pending, and aborts the process
       // when the request handler returns without an abort handler (a synchronous answer has none: see `handlerOf`).
       res.onAborted(ignoreAbort);
       // uWS reads nothing more on a connection after a HEAD answer: the client is told to close it.
-      res.endWithoutBody(byteSize(payload), true);
-    } else if (unread || byteSize(payload) <= SMALL_ANSWER) res.end(payload, close);
+      res.endWithoutBody(size, true);
+    } else if (unread || size <= SMALL_ANSWER) res.end(payload, close);
     else {
       if (close) res.writeHeader('connection', 'close');
-      endWhole(res, payload);
+      endWhole(res, payload, size);
     }
   }
 
@@ -182,8 +185,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
    * Ends `res` with `payload`, which the client may take slowly (a large page over a slow link): until it
    * has taken all of it the answer counts in `flushing`, so a shutdown waits for it rather than cut it off.
    */
-  function endWhole(res: HttpResponse, payload: Uint8Array | string): void {
-    const size = byteSize(payload);
+  function endWhole(res: HttpResponse, payload: Uint8Array | string, size: number): void {
     const start = res.getWriteOffset();
     if (res.tryEnd(payload, size)[1]) return;
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
