@@ -28,7 +28,8 @@ function isInside(file: string, dir: string): boolean {
 export async function backupDataDir(dataDir: string, file: string, options: { force?: boolean } = {}): Promise<void> {
   if (!holdsData(dataDir)) throw new BackupError(`${dataDir} holds no data to back up`);
   // Else a bare ENOENT (or ENOTDIR) from resolving the folder's real path.
-  if (!statSync(dirname(resolve(file)), { throwIfNoEntry: false })?.isDirectory()) throw new BackupError(`${dirname(resolve(file))} is no directory to back up into`);
+  const folder = dirname(resolve(file));
+  if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw new BackupError(`${folder} is no directory to back up into`);
   if (isInside(file, dataDir)) throw new BackupError(`${file} is inside the data dir; back up to a file outside ${dataDir}`);
   const existing = statSync(file, { throwIfNoEntry: false });
   // Renaming the copy onto a directory fails with a bare EISDIR, after the whole copy was made.
