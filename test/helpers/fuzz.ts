@@ -3,7 +3,23 @@ import { startServerWithSchema } from './schema.js';
 import type { RawResponse } from './raw-http.js';
 import type { TestResponse } from './server.js';
 import { manualClock } from '../../src/lib/clock.js';
+import { drawn, seededRandom } from './seeded-random.js';
 import type { AppSchema } from '../../src/features/applications/schemas.js';
+
+/**
+ * A fuzz run's settings, each from the environment when given: `FUZZ_SEED` replays another run,
+ * `FUZZ_PER_ROUTE` and `FUZZ_PER_RULE` send more mutations per route and per input rule. The seed is
+ * told in the test's output, and `random`/`pick` draw from it.
+ */
+export function fuzzRun(t: Test, defaults: { perRoute: number; perRule: number }) {
+  const seed = Number(process.env.FUZZ_SEED ?? 20261127);
+  const perRoute = Number(process.env.FUZZ_PER_ROUTE ?? defaults.perRoute);
+  const perRule = Number(process.env.FUZZ_PER_RULE ?? defaults.perRule);
+  t.comment(`fuzz seed ${seed} (replay with FUZZ_SEED=${seed})`);
+  const random = seededRandom(seed);
+  const pick = <T>(items: T[], count: number): T[] => drawn(random, items, count);
+  return { seed, perRoute, perRule, random, pick };
+}
 
 /**
  * The server a fuzz test mutates requests against (a standing clock, the admin API on), with the headers

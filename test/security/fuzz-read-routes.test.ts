@@ -1,10 +1,10 @@
 import t from 'tap';
 import sharp from 'sharp';
-import { corsProblem, errorBodyProblem, isBrowserRoute, originOf, REGISTERED_ORIGIN, startFuzzServer } from '../helpers/fuzz.js';
+import { corsProblem, errorBodyProblem, isBrowserRoute, originOf, REGISTERED_ORIGIN, startFuzzServer, fuzzRun } from '../helpers/fuzz.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { storeDigest } from '../helpers/store-digest.js';
-import { drawn, labelledRandom, seededRandom } from '../helpers/seeded-random.js';
+import { labelledRandom } from '../helpers/seeded-random.js';
 
 // The counterpart of fuzz-write-routes.test.ts for every GET (and HEAD) route: each starts from a
 // valid request, whose query parameters, path IDs and headers are then mutated (repeated, empty,
@@ -18,13 +18,7 @@ import { drawn, labelledRandom, seededRandom } from '../helpers/seeded-random.js
 // every request carries an Origin header drawn from the seed (none, the one an OIDC client registers,
 // altered, a random one), answered only where CORS allows it, and each path gets CORS preflights (204). FUZZ_SEED replays another run;
 // FUZZ_PER_ROUTE sends more mutations per route, FUZZ_PER_RULE more of the rules'.
-const seed = Number(process.env.FUZZ_SEED ?? 20261127);
-const perRoute = Number(process.env.FUZZ_PER_ROUTE ?? 24);
-const perRule = Number(process.env.FUZZ_PER_RULE ?? 3);
-t.comment(`fuzz seed ${seed} (replay with FUZZ_SEED=${seed})`);
-
-const random = seededRandom(seed);
-const pick = <T>(items: T[], count: number): T[] => drawn(random, items, count);
+const { seed, perRoute, perRule, random, pick } = fuzzRun(t, { perRoute: 24, perRule: 3 });
 
 const { server, deps, app, names, appHeaders, adminHeaders, bearer, ok, platform } = await startFuzzServer(t, {
   fields: {

@@ -1,10 +1,10 @@
 import t from 'tap';
-import { corsProblem, errorBodyProblem, isBrowserRoute, originOf, REGISTERED_ORIGIN as SPA, startFuzzServer } from '../helpers/fuzz.js';
+import { corsProblem, errorBodyProblem, isBrowserRoute, originOf, REGISTERED_ORIGIN as SPA, startFuzzServer, fuzzRun } from '../helpers/fuzz.js';
 import { tokenFor } from '../helpers/tokens.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { storeDigest } from '../helpers/store-digest.js';
 import { linkPath } from '../helpers/sign-in.js';
-import { drawn, labelledRandom, seededRandom } from '../helpers/seeded-random.js';
+import { labelledRandom } from '../helpers/seeded-random.js';
 import { blackPng } from '../helpers/png.js';
 import { manyScanJpeg } from '../helpers/jpeg.js';
 import { isPlainObject } from '../../src/lib/validate.js';
@@ -22,13 +22,7 @@ import sharp from 'sharp';
 // image bodies past the pixel budget or the JPEG scan limit, and an Origin header (answered only when an
 // OIDC client registers it, on the routes browser clients call). FUZZ_SEED replays another run;
 // FUZZ_PER_ROUTE sends more mutations per route, FUZZ_PER_RULE more of each rule.
-const seed = Number(process.env.FUZZ_SEED ?? 20261127);
-const perRoute = Number(process.env.FUZZ_PER_ROUTE ?? 14);
-const perRule = Number(process.env.FUZZ_PER_RULE ?? 1);
-t.comment(`fuzz seed ${seed} (replay with FUZZ_SEED=${seed})`);
-
-const random = seededRandom(seed);
-const pick = <T>(items: T[], count: number): T[] => drawn(random, items, count);
+const { seed, perRoute, perRule, random, pick } = fuzzRun(t, { perRoute: 14, perRule: 1 });
 
 // The clock stands still: a user's first `/me` call stamps `meta.last_active`, later ones write nothing.
 const { server, deps, app, names, appHeaders, adminHeaders, bearer, ok, platform } = await startFuzzServer(t, {
