@@ -1,6 +1,6 @@
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { ulid } from 'ulid';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { tokenRefused } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
@@ -30,6 +30,28 @@ export interface IssueRequest {
 
 /** A session ID carries its start time (a ULID of that instant), which sign-out-everywhere compares with. */
 export const newSessionId = (at: number) => `sess_${ulid(at)}`;
+
+/** Where a session ID's start ends: `sess_` and the ULID's 10 characters of time. */
+const SESSION_TIME_END = 'sess_'.length + 10;
+const BASE32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/** The largest ULID random part: 16 base-32 characters, 80 bits. */
+const RANDOM_MAX = (1n << 80n) - 1n;
+
+/**
+ * A session ID of the same start as `sid` that sorts after it: its ULID's random part drawn anew
+ * between `sid`'s and the largest, so that it repeats no ID of an ended session of that millisecond
+ * (whose revocation is kept by ID). Undefined when `sid`'s random part is the largest.
+ */
+export function sessionIdAfter(sid: string): string | undefined {
+  let below = 0n;
+  for (const char of sid.slice(SESSION_TIME_END)) below = below * 32n + BigInt(BASE32.indexOf(char));
+  const span = RANDOM_MAX - below;
+  if (span <= 0n) return undefined;
+  let random = below + 1n + (BigInt(`0x${randomBytes(10).toString('hex')}`) % span);
+  let text = '';
+  for (let i = 0; i < 16; i++, random >>= 5n) text = BASE32[Number(random & 31n)] + text;
+  return sid.slice(0, SESSION_TIME_END) + text;
+}
 
 const MAX_CACHED = 100_000;
 /** How often a server reads the key list for a rotation by another process (`keys rotate --revoke`). */

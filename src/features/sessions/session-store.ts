@@ -1,4 +1,4 @@
-import { newSessionId } from '../../auth/access-tokens.js';
+import { newSessionId, sessionIdAfter } from '../../auth/access-tokens.js';
 import { sessionStart } from '../../auth/revocation.js';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../../config.js';
 import { randomToken } from '../../lib/ids.js';
@@ -77,13 +77,18 @@ export class SessionStore {
    * Starts a session for `user` and answers its first refresh token. A session starts after the
    * user's sign-out-everywhere watermark, even within the same millisecond as that sign-out, and not
    * before the user's creation, though the clock was stepped back since (NTP): either would read as revoked.
-   * It also starts after the user's newest session, so that the order of a user's session IDs is the
-   * order they started in (ULIDs of one millisecond sort at random): the cap ends the oldest.
+   * Its ID sorts after the user's newest session's, so that the order of a user's session IDs is the
+   * order they started in (ULIDs of one millisecond sort at random): the cap ends the oldest. Within
+   * that session's millisecond it starts in the same one, never later: a later start would outlive a
+   * sign-out-everywhere of this millisecond once a refresh sign-out had ended the sessions it reads.
    */
   start(turn: Turn, user: UserView): { sid: string; refreshToken: string } {
     const { appId, id: userId, revokedBefore, meta } = user.context;
-    const at = Math.max(turn.now, revokedBefore + 1, Date.parse(meta.created), this.newestStart(appId, userId) + 1);
-    const sid = newSessionId(at);
+    const newest = this.newestSid(appId, userId);
+    const newestStart = newest === undefined ? 0 : sessionStart(newest);
+    const at = Math.max(turn.now, revokedBefore + 1, Date.parse(meta.created), newestStart);
+    // The next millisecond only when the newest ID's random part is the largest there is: never in practice.
+    const sid = at === newestStart ? (sessionIdAfter(newest!) ?? newSessionId(at + 1)) : newSessionId(at);
     const refreshToken = this.issue(turn, appId, userId, sid);
     return { sid, refreshToken };
   }
@@ -103,10 +108,15 @@ export class SessionStore {
 
   /** When the user's newest session started (0 for none): a session starts at its clock reading, which may be stepped back since. */
   newestStart(appId: string, userId: string): number {
+    const newest = this.newestSid(appId, userId);
+    return newest === undefined ? 0 : sessionStart(newest);
+  }
+
+  private newestSid(appId: string, userId: string): string | undefined {
     for (const key of this.sessions.getKeys({ start: [appId, userId, HIGH_KEY], end: [appId, userId, ''], reverse: true, limit: 1 })) {
-      return sessionStart((key as Key[])[2] as string);
+      return (key as Key[])[2] as string;
     }
-    return 0;
+    return undefined;
   }
 
   /** Until when an access token of the session may still be presented, so its revocation must be kept. */

@@ -183,3 +183,18 @@ t.test('sign-out everywhere after the clock was stepped back still ends the sess
   t.equal((await meSignOut(server, other.access_token, { sign_out_all: true })).status, 204, 'on /me too');
   await assertDead(t, server, other);
 });
+
+t.test('sign_out_all after a refresh sign-out still ends access tokens of sessions started in the same millisecond', async (t) => {
+  // Found by the session model (seed -509664617): a second session of one millisecond was given the
+  // next one as its start, and once a refresh sign-out had ended the sessions, sign-out-everywhere in
+  // the first millisecond no longer reached that start.
+  const { server, mine, other } = await adaTwice(t);
+  t.equal((await platformSignOut(server, mine.app_user_id, { sign_out_all: false })).status, 204);
+  t.equal((await probe(server, other.access_token)).status, 200, 'a refresh sign-out leaves access tokens to their expiry');
+  t.equal((await platformSignOut(server, mine.app_user_id, { sign_out_all: true })).status, 204);
+  for (const session of [mine, other]) {
+    const access = await probe(server, session.access_token);
+    t.equal(access.status, 401);
+    t.equal(access.body.code, 'E_TOKEN_REVOKED');
+  }
+});
