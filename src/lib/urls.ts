@@ -36,14 +36,32 @@ export const USERINFO_REFUSED = 'must not hold a user name or password (user@hos
  */
 export const isHttpOrigin = (value: string): boolean => isAbsoluteHttpUrl(value) && !value.includes('*') && new URL(value).origin === value;
 
-/** A path on the service's own origin (`/welcome`): no `//host`, nothing a parser would read as another origin. */
-export const isLocalPath = (value: string): boolean => /^\/(?!\/)/.test(value) && !UNSAFE.test(value);
-
 /**
  * `.` and `..`, as a path shows them once decoded (`%2E%2E` too): clients and proxies resolve such a
  * segment away (`…/users/../data` reaches `…/data`), so nothing named so can be reached reliably by a path.
  */
 export const isDotSegment = (segment: string): boolean => segment === '.' || segment === '..';
+
+/** Whether the path part of `value` (before `?` or `#`) has a segment URL parsers read as `.` or `..`, `%2e` spelt or not. */
+const holdsDotSegment = (value: string): boolean =>
+  value
+    .split(/[?#]/, 1)[0]
+    .split('/')
+    .some((segment) => isDotSegment(segment.replace(/%2e/gi, '.')));
+
+/**
+ * A path under the service's public URL (`/welcome`): no `//host`, nothing a parser would read as
+ * another origin, and no `.` or `..` segment, which would climb out of a public URL's own path
+ * (`https://id.example/identity` + `/../app` is `https://id.example/app`).
+ */
+export const isLocalPath = (value: string): boolean => /^\/(?!\/)/.test(value) && !UNSAFE.test(value) && !holdsDotSegment(value);
+
+/**
+ * A local path made absolute under `base` (the service's public URL, which may have a path of its own,
+ * and no trailing `/`): appended, as the service's own paths are, never resolved against the host alone.
+ * `https://id.example/identity` and `/welcome` give `https://id.example/identity/welcome`.
+ */
+export const underBase = (base: string, localPath: string): URL => new URL(`${base}${localPath}`);
 
 /** Words for a name `isDotSegment` refuses: `what` is the kind of name. */
 export const dotSegmentRefused = (what: string) => `${what} not . or ..: clients and proxies resolve them away in a path`;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isAbsoluteHttpUrl, isHttpOrigin, isLocalPath } from '../../src/lib/urls.js';
+import { isAbsoluteHttpUrl, isHttpOrigin, isLocalPath, underBase } from '../../src/lib/urls.js';
 
 t.test('absolute http(s) URLs as written, and nothing a parser would read as another URL', async (t) => {
   for (const good of ['https://app.example/cb', 'http://localhost:3000/x?y=1#z', 'HTTPS://APP.EXAMPLE']) t.ok(isAbsoluteHttpUrl(good), good);
@@ -21,12 +21,22 @@ t.test('http(s) origins as browsers send them, and no other URL', async (t) => {
   for (const url of bad) t.notOk(isHttpOrigin(url), JSON.stringify(url));
 });
 
-t.test('local paths stay on the origin they are resolved against', async (t) => {
-  for (const good of ['/', '/welcome', '/a/b?c=d#e', '/.//x']) {
+t.test('local paths stay on the origin they are resolved against, and under its path', async (t) => {
+  for (const good of ['/', '/welcome', '/a/b?c=d#e', '/a//b', '/.well-known/x', '/a..b/...', '/%2e%2e%2e', '/a?b=/../c#/./d']) {
     t.ok(isLocalPath(good), good);
-    t.equal(new URL(good, 'https://id.example').origin, 'https://id.example');
+    const url = underBase('https://id.example/identity', good);
+    t.equal(url.origin, 'https://id.example');
+    t.ok(url.pathname.startsWith('/identity/'), `${good} stays under /identity`);
   }
-  for (const bad of ['//evil.example', '/\\evil.example/x', '/\t/evil.example/', '/\n/evil.example', 'welcome', 'https://x.example/', '']) {
-    t.notOk(isLocalPath(bad), JSON.stringify(bad));
-  }
+  const bad = [
+    '//evil.example', '/\\evil.example/x', '/\t/evil.example/', '/\n/evil.example', 'welcome', 'https://x.example/', '',
+    '/..', '/../app', '/.//x', '/a/./b', '/a/.', '/%2e%2E/app', '/%2E/x', '/.%2e/x', '/a/..?b', '/a/.#b',
+  ];
+  for (const url of bad) t.notOk(isLocalPath(url), JSON.stringify(url));
+});
+
+t.test('a local path is appended to its base, path and all', async (t) => {
+  t.equal(underBase('https://id.example/identity', '/welcome?x=1#y').href, 'https://id.example/identity/welcome?x=1#y');
+  t.equal(underBase('https://id.example', '/welcome').href, 'https://id.example/welcome');
+  t.equal(underBase('https://id.example/identity', '/').href, 'https://id.example/identity/');
 });

@@ -82,7 +82,7 @@ export const MemberUpdateBody = takingReadOnly(v.strictObject({ roles: Roles }),
 const RedirectUrl = v.pipe(
   v.string('redirect_url must be a string'),
   v.maxLength(2048, 'redirect_url is at most 2048 characters'),
-  v.check((url) => isLocalPath(url) || isAbsoluteHttpUrl(url), 'redirect_url is an absolute http(s) URL or a path'),
+  v.check((url) => isLocalPath(url) || isAbsoluteHttpUrl(url), 'redirect_url is an absolute http(s) URL or a path starting with one / with no . or .. segment'),
   v.check(withoutUserinfo, `redirect_url ${USERINFO_REFUSED}`),
 );
 

@@ -1,6 +1,6 @@
 import { randomToken } from '../../lib/ids.js';
 import { limitReached, validationError } from '../../lib/errors.js';
-import { isAbsoluteHttpUrl, isLocalPath, withoutUserinfo } from '../../lib/urls.js';
+import { isAbsoluteHttpUrl, isLocalPath, underBase, withoutUserinfo } from '../../lib/urls.js';
 import type { RegisteredRedirects } from '../oidc-clients/registered-redirects.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import { tokenKey } from '../../lib/secrets.js';
@@ -95,13 +95,14 @@ export class MagicLinks {
   }
 
   /**
-   * Whether a redeemed link of `appId` may send its browser to `url`: of the shape a link's body must
-   * give (an absolute http(s) URL or a path, no user name or password) and registered. Asked again on
-   * redemption, so a place the app has since unregistered, or a link (or client) stored before these
-   * rules, is answered in JSON, never followed.
+   * Where a redeemed link of `appId` sends its browser: `url` made absolute (a path under the public
+   * URL), if it is of the shape a link's body must give (an absolute http(s) URL or a path, no user name
+   * or password) and registered; else undefined. Asked again on redemption, so a place the app has since
+   * unregistered, or a link (or client) stored before these rules, is answered in JSON, never followed.
    */
-  mayRedirect(appId: string, url: string): boolean {
-    return withoutUserinfo(url) && (isLocalPath(url) || isAbsoluteHttpUrl(url)) && this.isRegistered(appId, url);
+  destinationOf(appId: string, url: string): URL | undefined {
+    if (!withoutUserinfo(url) || !(isLocalPath(url) || isAbsoluteHttpUrl(url)) || !this.isRegistered(appId, url)) return undefined;
+    return isLocalPath(url) ? underBase(this.publicUrl, url) : new URL(url);
   }
 
   /**

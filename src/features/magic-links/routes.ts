@@ -146,9 +146,7 @@ export function magicLinkRoutes(deps: Deps): Route[] {
       async handle(ctx) {
         const { tokens, link } = await redeemLink(deps, ctx.params.id);
         const { appId, userId, redirectUrl } = link;
-        const followed = redirectUrl !== undefined && magicLinks.mayRedirect(appId, redirectUrl);
-        // Invite links may carry a relative location: it is relative to the service's public URL.
-        const target = followed ? new URL(redirectUrl, deps.config.publicUrl) : undefined;
+        const target = redirectUrl === undefined ? undefined : magicLinks.destinationOf(appId, redirectUrl);
         if (!target || wantsJson(ctx)) {
           // A place the link may no longer send its browser to is not handed to the client to go to either.
           return ok({ ...tokens, app_user_id: userId, app_id: appId, redirect_url: target?.href ?? null });

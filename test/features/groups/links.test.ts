@@ -2,6 +2,7 @@ import t from 'tap';
 import { startServer } from '../../helpers/server.js';
 import { linkPath, profileOf, requestLink } from '../../helpers/sign-in.js';
 import { storeDigest } from '../../helpers/store-digest.js';
+import { tokenKey } from '../../../src/lib/secrets.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
 import { GroupEdit } from '../../../src/features/groups/edit.js';
@@ -100,6 +101,49 @@ t.test('an invite link with a relative redirect_url answers JSON with the absolu
   const json = await redeem(server, links[1]);
   t.equal(json.status, 200, json.text);
   t.equal(json.body.redirect_url, followed, 'the JSON answer names where the 302 goes, not the bare path');
+});
+
+t.test('with a path in SVC_PUBLIC_URL, links and relative locations stay under it', async (t) => {
+  const base = 'https://id.example/identity';
+  const server = await startServer(t, { env: { SVC_PUBLIC_URL: `${base}/` } });
+  // A proxy passes `${base}/…` on as `/…`: the path the server answers.
+  const servedPath = (link: string) => {
+    t.ok(link.startsWith(`${base}/hub/auth/magic/`), `${link} keeps the public URL's path`);
+    return link.slice(base.length);
+  };
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  const invite = (email: string, redirect_url: string) => api.post(`/groups/${group.id}/invites`, { email, roles: [], redirect_url });
+
+  const toBrowser = (await invite('a@example.com', '/groups/joined?from=invite')).body.link;
+  const browser = await server.request('GET', servedPath(toBrowser));
+  t.equal(browser.status, 302);
+  t.match(browser.headers.get('location'), `${base}/groups/joined?from=invite#access_token=`, 'a relative location is under the public URL, path and all');
+  const toClient = (await invite('b@example.com', '/groups/joined?from=invite')).body.link;
+  const json = await server.request('GET', servedPath(toClient), { headers: { accept: 'application/json' } });
+  t.equal(json.body.redirect_url, `${base}/groups/joined?from=invite`, 'in JSON too');
+
+  servedPath((await requestLink(server, 'c@example.com')).body.link);
+  servedPath((await server.request('POST', '/me/auth/magic', { token: ada.token })).body.link);
+
+  const before = storeDigest(server.deps.store);
+  for (const url of ['/../app', '/groups/%2e%2E/app', '/./welcome', '/groups/.']) {
+    const refused = await invite('d@example.com', url);
+    t.equal(refused.status, 400, `${url}: a dot segment would climb out of the public URL's path`);
+    t.same(Object.keys(refused.body.field_errors), ['redirect_url']);
+  }
+  t.equal(storeDigest(server.deps.store), before, 'nothing made');
+
+  // A link stored before dot segments were refused is answered in JSON, never followed out of the public URL.
+  const legacy = (await invite('e@example.com', '/groups/joined')).body.link;
+  const links = server.deps.store.db<any>('magic_links');
+  const ref = tokenKey(server.deps.pepper, legacy.split('/').pop());
+  await server.deps.store.commit(() => links.put(ref, { ...links.get(ref), redirectUrl: '/../app' }));
+  const unfollowed = await server.request('GET', servedPath(legacy), { headers: { accept: 'text/html' } });
+  t.equal(unfollowed.status, 200);
+  t.equal(unfollowed.headers.get('location'), null);
+  t.equal(unfollowed.body.redirect_url, null);
 });
 
 t.test('group_to_join: a magic link that joins an open group on redemption', async (t) => {
