@@ -35,6 +35,9 @@ export interface LinkRecord {
   state: LinkState;
 }
 
+/** What a link's body may give as `redirect_url` (invites alone take a path), registered or not. */
+const isRedirectShape = (url: string): boolean => (isLocalPath(url) || isAbsoluteHttpUrl(url)) && withoutUserinfo(url);
+
 /** What a link's creator says; the store stamps the rest. */
 export type NewLink = Omit<LinkRecord, 'createdAt' | 'state'>;
 
@@ -101,21 +104,24 @@ export class MagicLinks {
    * unregistered, or a link (or client) stored before these rules, is answered in JSON, never followed.
    */
   destinationOf(appId: string, url: string): URL | undefined {
-    if (!withoutUserinfo(url) || !(isLocalPath(url) || isAbsoluteHttpUrl(url)) || !this.isRegistered(appId, url)) return undefined;
+    if (!isRedirectShape(url) || !this.isRegistered(appId, url)) return undefined;
     return isLocalPath(url) ? underBase(this.publicUrl, url) : new URL(url);
   }
 
   /**
-   * 400 `E_VALIDATION` on `redirect_url` unless a link of `appId` may be made with `url`. Its shape (an
-   * absolute http(s) URL or a path, no user name or password) is the body schema's to check, before:
-   * it refuses each problem in words of its own.
+   * 400 `E_VALIDATION` on `redirect_url` unless a link of `appId` may be made with `url`. Its shape is the
+   * body schema's to check, before, each problem in words of its own; a URL no schema checked is
+   * registered nowhere, so it is refused all the same, its shape named once it is found unregistered.
    */
   requireRedirect(appId: string, url: string): void {
-    if (!this.isRegistered(appId, url)) {
-      throw validationError({
-        redirect_url: ["must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"],
-      });
-    }
+    if (this.isRegistered(appId, url)) return;
+    throw validationError({
+      redirect_url: [
+        isRedirectShape(url)
+          ? "must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"
+          : 'must be an absolute http(s) URL, or a path starting with one /, as written and with no user name or password',
+      ],
+    });
   }
 
   /** A path on this service (invites only), or a place one of the app's OIDC clients registered. */

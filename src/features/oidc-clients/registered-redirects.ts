@@ -17,6 +17,15 @@ export const MAX_CACHED_CHARS = 64 * 1024 * 1024;
 /** About what a set slot and a string header cost beside the characters; an app with no places weighs one. */
 const SLOT_CHARS = 64;
 
+/** The origin of an absolute URL; undefined for anything else, which lies on no origin. */
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Where an application said its sign-ins may land: the `redirect_uris` and `allowed_origins` of its
  * OIDC clients. A link of this service that sent its holder, tokens in hand, anywhere its maker chose
@@ -43,13 +52,15 @@ export class RegisteredRedirects {
   }
 
   /**
-   * Whether `url` (an absolute http(s) URL) is one of the app's `redirect_uris` as written, compared as
-   * OAuth compares them, without its fragment (a link's fragment is replaced by the tokens), or lies on
-   * one of its `allowed_origins`.
+   * Whether `url` is one of the app's `redirect_uris` as written, compared as OAuth compares them,
+   * without its fragment (a link's fragment is replaced by the tokens), or lies on one of its
+   * `allowed_origins`. What is no absolute URL is neither.
    */
   includes(appId: string, url: string): boolean {
     const { uris, origins } = this.placesOf(appId);
-    return uris.has(url.split('#', 1)[0]) || origins.has(new URL(url).origin);
+    if (uris.has(url.split('#', 1)[0])) return true;
+    const origin = originOf(url);
+    return origin !== undefined && origins.has(origin);
   }
 
   /** Call once a change to a client of `appId` is committed, before it is acknowledged. */
