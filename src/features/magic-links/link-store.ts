@@ -1,6 +1,7 @@
 import { randomToken } from '../../lib/ids.js';
 import { limitReached, validationError } from '../../lib/errors.js';
 import { isAbsoluteHttpUrl, isLocalPath, underBase, withoutUserinfo } from '../../lib/urls.js';
+import { holdsMisleadingCharacter } from '../../lib/validate.js';
 import type { RegisteredRedirects } from '../oidc-clients/registered-redirects.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import { tokenKey } from '../../lib/secrets.js';
@@ -36,7 +37,8 @@ export interface LinkRecord {
 }
 
 /** What a link's body may give as `redirect_url` (invites alone take a path), registered or not. */
-const isRedirectShape = (url: string): boolean => (isLocalPath(url) || isAbsoluteHttpUrl(url)) && withoutUserinfo(url);
+const isRedirectShape = (url: string): boolean =>
+  (isLocalPath(url) || isAbsoluteHttpUrl(url)) && withoutUserinfo(url) && !holdsMisleadingCharacter(url);
 
 /** What a link's creator says; the store stamps the rest. */
 export type NewLink = Omit<LinkRecord, 'createdAt' | 'state'>;
@@ -100,7 +102,7 @@ export class MagicLinks {
   /**
    * Where a redeemed link of `appId` sends its browser: `url` made absolute (a path under the public
    * URL), if it is of the shape a link's body must give (an absolute http(s) URL or a path, no user name
-   * or password) and registered; else undefined. Asked again on redemption, so a place the app has since
+   * or password, no misleading character) and registered; else undefined. Asked again on redemption, so a place the app has since
    * unregistered, or a link (or client) stored before these rules, is answered in JSON, never followed.
    */
   destinationOf(appId: string, url: string): URL | undefined {
@@ -119,7 +121,7 @@ export class MagicLinks {
       redirect_url: [
         isRedirectShape(url)
           ? "must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"
-          : 'must be an absolute http(s) URL, or a path starting with one /, as written and with no user name or password',
+          : 'must be an absolute http(s) URL, or a path starting with one /, as written, with no user name, password, control character, bidirectional control or line separator',
       ],
     });
   }

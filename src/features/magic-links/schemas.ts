@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
-import { jsonRecord } from '../../lib/validate.js';
+import { jsonRecord, NO_MISLEADING_CHARACTERS } from '../../lib/validate.js';
 import { isUserId } from '../users/schemas.js';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -17,6 +17,7 @@ const Expiration = v.pipe(
 const RedirectUrl = v.pipe(
   v.string(),
   v.maxLength(2048, 'must be at most 2048 characters'),
+  NO_MISLEADING_CHARACTERS,
   v.check(isAbsoluteHttpUrl, 'must be an absolute http(s) URL'),
   v.check(withoutUserinfo, USERINFO_REFUSED),
 );

@@ -18,6 +18,8 @@ const keyMessage = (issue: v.BaseIssue<unknown>) => (issue.expected === 'never' 
 const HttpUrl = v.pipe(
   v.string('must be a URL string'),
   v.maxLength(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`),
+  // Shown to whoever reads the client, as its name is.
+  NO_MISLEADING_CHARACTERS,
   v.check(isAbsoluteHttpUrl, 'must be an absolute http(s) URL'),
   v.check(withoutUserinfo, USERINFO_REFUSED),
 );

@@ -33,7 +33,7 @@ function refusalOf(links: MagicLinks, url: string) {
 
 t.test('requireRedirect answers a URL no schema checked with a 400 naming its shape, never a 500', async (t) => {
   const links = await linksIn(t.testdir(), t.teardown);
-  for (const url of ['not a url', 'welcome', '', 'http:\\\\evil.example', 'https:///evil.example', 'javascript:alert(1)', '/../app']) {
+  for (const url of ['not a url', 'welcome', '', 'http:\\\\evil.example', 'https:///evil.example', 'javascript:alert(1)', '/../app', 'https://elsewhere.example/in\u202Egpj.exe']) {
     t.match(refusalOf(links, url), { status: 400, code: 'E_VALIDATION', redirect_url: [/must be an absolute http\(s\) URL, or a path/] }, JSON.stringify(url));
   }
   t.match(refusalOf(links, 'https://elsewhere.example/cb'), { status: 400, redirect_url: [/must be one of the redirect_uris/] }, 'a good URL, unregistered');
