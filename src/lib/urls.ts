@@ -42,6 +42,9 @@ export const isHttpOrigin = (value: string): boolean => isAbsoluteHttpUrl(value)
  */
 export const isDotSegment = (segment: string): boolean => segment === '.' || segment === '..';
 
+/** Words for a name `isDotSegment` refuses: `what` is the kind of name. */
+export const dotSegmentRefused = (what: string) => `${what} not . or ..: clients and proxies resolve them away in a path`;
+
 /** Whether the path part of `value` (before `?` or `#`) has a segment URL parsers read as `.` or `..`, `%2e` spelt or not. */
 const holdsDotSegment = (value: string): boolean =>
   value
@@ -62,6 +65,3 @@ export const isLocalPath = (value: string): boolean => /^\/(?!\/)/.test(value) &
  * `https://id.example/identity` and `/welcome` give `https://id.example/identity/welcome`.
  */
 export const underBase = (base: string, localPath: string): URL => new URL(`${base}${localPath}`);
-
-/** Words for a name `isDotSegment` refuses: `what` is the kind of name. */
-export const dotSegmentRefused = (what: string) => `${what} not . or ..: clients and proxies resolve them away in a path`;

@@ -102,8 +102,9 @@ export class MagicLinks {
   /**
    * Where a redeemed link of `appId` sends its browser: `url` made absolute (a path under the public
    * URL), if it is of the shape a link's body must give (an absolute http(s) URL or a path, no user name
-   * or password, no misleading character) and registered; else undefined. Asked again on redemption, so a place the app has since
-   * unregistered, or a link (or client) stored before these rules, is answered in JSON, never followed.
+   * or password, no misleading character) and registered; else undefined. Asked again on redemption,
+   * so a place the app has since unregistered, or a link (or client) stored before these rules, is
+   * answered in JSON, never followed.
    */
   destinationOf(appId: string, url: string): URL | undefined {
     if (!isRedirectShape(url) || !this.isRegistered(appId, url)) return undefined;
