@@ -15,6 +15,7 @@ import type { SessionStore } from './features/sessions/session-store.js';
 import type { MagicLinks } from './features/magic-links/link-store.js';
 import type { RegisteredRedirects } from './features/oidc-clients/registered-redirects.js';
 import type { RegisteredOrigins } from './features/oidc-clients/registered-origins.js';
+import type { Gate } from './lib/gate.js';
 
 /** Everything a feature may use; passed in, never imported as a global. */
 export interface Deps {
@@ -39,6 +40,8 @@ export interface Deps {
   redirects: RegisteredRedirects;
   /** The `allowed_origins` of every app's OIDC clients, which CORS answers on browser clients' routes: told of every committed change to a client. */
   clientOrigins: RegisteredOrigins;
+  /** Every image header read and decode of the process, uploads and previews alike (`imageDecodeGate()`). */
+  imageDecodes: Gate;
   /** The `/me` authentication step. */
   requireUser: Step;
   /** The platform authentication step (app key and secret). */

@@ -27,6 +27,7 @@ import { MagicLinks } from './features/magic-links/link-store.js';
 import { LinkPurposes } from './features/magic-links/purposes.js';
 import { RegisteredRedirects } from './features/oidc-clients/registered-redirects.js';
 import { RegisteredOrigins } from './features/oidc-clients/registered-origins.js';
+import { imageDecodeGate } from './features/users/profile-files.js';
 import type { Deps } from './deps.js';
 
 export interface ServiceOptions {
@@ -103,6 +104,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       magicLinks,
       redirects,
       clientOrigins: new RegisteredOrigins(store),
+      imageDecodes: imageDecodeGate(),
       // Activity is stamped only on calls the rate limit let through.
       requireUser: withActivity(
         thenLimit(requireUser(accessTokens, profiles, clock), new RateLimiter(config.rateLimits.userWrites, clock), (ctx) =>

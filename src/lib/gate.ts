@@ -1,13 +1,21 @@
-/** Runs at most `limit` tasks at once; the others wait their turn, first come first served. */
+/**
+ * Runs at most `limit` tasks at once; up to `waitingLimit` others wait their turn, first come first
+ * served, and a task past them is refused with `full()` without running.
+ */
 export class Gate {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly waitingLimit: number,
+    private readonly full: () => Error,
+  ) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.running < this.limit) this.running++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else if (this.waiting.length < this.waitingLimit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else throw this.full();
     try {
       return await task();
     } finally {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import sharp, { type Metadata } from 'sharp';
 import type { Logger } from 'pino';
-import { ApiError, validationError } from '../../lib/errors.js';
+import { ApiError, unavailable, validationError } from '../../lib/errors.js';
 import { Gate } from '../../lib/gate.js';
 import { mayHoldMoreScans } from '../../lib/jpeg-scans.js';
 import type { FilePart } from '../../http/context.js';
@@ -79,6 +79,16 @@ const SCAN_REFUSAL = `must be a JPEG of at most ${JPEG_SCAN_LIMIT} scans`;
  * waited until one ended (2.7 s measured). At most this many run at once, the others wait for them.
  */
 const DECODES_AT_ONCE = 2;
+/**
+ * Image tasks that may wait for those: past them a request is 503, as each waiting upload holds its
+ * body (up to the multipart cap, 10 MiB by default) and a burst would queue without end. Eight waiting
+ * are four rounds of two: a few seconds of 50 MP images (0.7 to 1.7 s each), less than one of photos.
+ */
+const DECODES_WAITING = 8;
+
+/** The process's one gate of image work: every header read and decode, uploads and previews alike. */
+export const imageDecodeGate = () =>
+  new Gate(DECODES_AT_ONCE, DECODES_WAITING, () => unavailable('Too many images are waiting to be decoded; try again'));
 
 /**
  * The type an image field's file is stored and served as is the one its bytes decode as, whatever the
@@ -119,6 +129,24 @@ const decoder = (bytes: Uint8Array) => sharp(bytes, { limitInputPixels: IMAGE_PI
 
 const NOT_READABLE = 'is not a readable image';
 
+/** Whether `bytes` decode whole, as a preview will decode them: the header alone passes a truncated file. */
+const decodesWhole = (bytes: Uint8Array): Promise<boolean> =>
+  decoder(bytes)
+    .resize(PREVIEW_SIZES.small, PREVIEW_SIZES.small, { fit: 'inside' })
+    .raw()
+    .toBuffer()
+    .then(
+      () => true,
+      () => false,
+    );
+
+/** A WebP preview of `bytes` within an `edge` square, or why they have none; throws when unreadable. */
+async function drawPreview(bytes: Uint8Array, edge: number): Promise<Buffer | string> {
+  const type = await imageType(bytes);
+  if (typeof type === 'string') return type;
+  return decoder(bytes).rotate().resize(edge, edge, { fit: 'inside', withoutEnlargement: true }).webp().toBuffer();
+}
+
 /** A file part named after an `image`/`file` field. */
 export interface FileUpload {
   name: string;
@@ -144,12 +172,9 @@ async function inspect(upload: FileUpload, decodes: Gate): Promise<Inspected | s
     return { upload, contentType: part.contentType.slice(0, end).toLowerCase() + part.contentType.slice(end) };
   }
   if (!part.contentType.toLowerCase().startsWith('image/')) return 'must be an image (content type image/*)';
-  try {
-    const type = await decodes.run(() => imageType(part.data));
-    return typeof type === 'string' ? type : { upload, ...type };
-  } catch {
-    return NOT_READABLE;
-  }
+  // Caught within the task: the gate's own refusal (a 503) is no fault of the image.
+  const type = await decodes.run(() => imageType(part.data).catch(() => NOT_READABLE));
+  return typeof type === 'string' ? type : { upload, ...type };
 }
 
 /** The image that takes a body's pixels past its budget, if one does. */
@@ -176,12 +201,12 @@ const UNDRAWABLE_LIMIT = 10_000;
 export class ProfileFiles {
   private readonly files: Database<StoredFile, Key>;
   private readonly previews: Database<StoredPreview, Key>;
-  /** Every header read and decode of this process, uploads and previews alike. */
-  private readonly decodes = new Gate(DECODES_AT_ONCE);
 
   constructor(
     private readonly store: Store,
     private readonly logger: Logger,
+    /** The process's `imageDecodeGate()`. */
+    private readonly decodes: Gate,
   ) {
     this.files = store.db<StoredFile>('user_files');
     this.previews = store.db<StoredPreview>('user_file_previews');
@@ -215,13 +240,8 @@ export class ProfileFiles {
         prepared[name] = { descriptor, bytes: part.data };
         continue;
       }
-      try {
-        // Decoded whole, as a preview will be: the header alone passes a truncated file.
-        await this.decodes.run(() => decoder(part.data).resize(PREVIEW_SIZES.small, PREVIEW_SIZES.small, { fit: 'inside' }).raw().toBuffer());
-        prepared[name] = { descriptor, bytes: part.data, image: true };
-      } catch {
-        refuse(name, NOT_READABLE);
-      }
+      if (await this.decodes.run(() => decodesWhole(part.data))) prepared[name] = { descriptor, bytes: part.data, image: true };
+      else refuse(name, NOT_READABLE);
     }
     return prepared;
   }
@@ -291,19 +311,15 @@ export class ProfileFiles {
   /** The preview drawn and cached, or why the file has none. */
   private async draw(key: Key, file: StoredFile, edge: number): Promise<Buffer | string> {
     const [appId, userId, field] = key as [string, string, string];
-    let drawn: Buffer | string;
-    try {
-      const type = await this.decodes.run(() => imageType(file.bytes));
-      drawn =
-        typeof type === 'string'
-          ? type
-          : await this.decodes.run(() => decoder(file.bytes).rotate().resize(edge, edge, { fit: 'inside', withoutEnlargement: true }).webp().toBuffer());
-    } catch (error) {
-      // Uploads to an image field are checked: one that decoded then and does not now was damaged where
-      // it is kept (a 500, logged), not sent so. A file that was not (the field's type changed since) can be anything.
-      if (file.image) throw error;
-      drawn = NOT_READABLE;
-    }
+    // Caught within the task: the gate's own refusal (a 503) is no fault of the file, and not remembered.
+    const drawn = await this.decodes.run(() =>
+      drawPreview(file.bytes, edge).catch((error: unknown) => {
+        // Uploads to an image field are checked: one that decoded then and does not now was damaged where
+        // it is kept (a 500, logged), not sent so. A file that was not (the field's type changed since) can be anything.
+        if (file.image) throw error;
+        return NOT_READABLE;
+      }),
+    );
     if (typeof drawn === 'string') return this.rememberUndrawable(file, drawn);
     const bytes = drawn;
     await this.store

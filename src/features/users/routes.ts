@@ -7,7 +7,7 @@ import { meProfileRoutes } from './me-routes.js';
 
 /** Every user-profile endpoint, platform and `/me`. */
 export function userRoutes(deps: Deps): Route[] {
-  const files = new ProfileFiles(deps.store, deps.logger);
+  const files = new ProfileFiles(deps.store, deps.logger, deps.imageDecodes);
   const service = new ProfileService(deps, files);
   return [...platformProfileRoutes(deps, service, files), ...meProfileRoutes(deps, service, files)];
 }

@@ -494,6 +494,57 @@ t.test("at most two images decode at once, whatever the requests: libuv's thread
   t.ok(most <= 2, `at most 2 at once (${most})`);
 });
 
+t.test('past 2 image tasks running and 8 waiting, an upload or a preview is 503 and changes nothing; after the burst both work again', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = (user: string) => `/applications/${server.app.id}/users/${user}/data`;
+  const upload = (user: string) => server.request('PUT', base(user), { app: server.app, rawBody: form({ avatar: image }) });
+  const preview = () => server.request('GET', `${base('burst')}/fields/avatar?preview=small`, { app: server.app });
+  const image = { bytes: await png(10, 10, '#0c0'), type: 'image/png' };
+  t.equal((await upload('burst')).status, 200);
+  const gate = server.deps.imageDecodes;
+  // Both places held until the test lets go, rather than by images slow enough (timing).
+  let letGo!: () => void;
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  const holders = [gate.run(() => held), gate.run(() => held)];
+  // An upload's first image task is its header read: it waits from the moment it reaches the gate.
+  const run = gate.run.bind(gate);
+  let reached = 0;
+  let allWaiting!: () => void;
+  const eightWaiting = new Promise<void>((resolve) => (allWaiting = resolve));
+  gate.run = (task) => {
+    if (++reached === 8) allWaiting();
+    return run(task);
+  };
+  const waiting = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7', 'w8'].map(upload);
+  await eightWaiting;
+
+  const before = storeDigest(server.deps.store);
+  const refused = await upload('past');
+  t.equal(refused.status, 503, refused.text);
+  t.match(refused.body, { statusCode: 503, code: 'E_UNAVAILABLE', message: 'Too many images are waiting to be decoded; try again' });
+  t.equal(refused.headers.get('retry-after'), '1', 'the same request may be sent again');
+  const refusedPreview = await preview();
+  t.equal(refusedPreview.status, 503, refusedPreview.text);
+  t.equal(refusedPreview.body.code, 'E_UNAVAILABLE');
+  t.equal(storeDigest(server.deps.store), before, 'nothing changed');
+  const text = await server.request('PATCH', base('burst'), { app: server.app, body: { data: { nickname: 'no image' } } });
+  t.equal(text.status, 200, 'a write without images does not wait for them');
+
+  letGo();
+  await Promise.all(holders);
+  t.same(
+    (await Promise.all(waiting)).map((res) => res.status),
+    Array(8).fill(200),
+    'the uploads that waited are taken',
+  );
+  const again = await upload('past');
+  t.equal(again.status, 200, again.text);
+  t.match(again.body.data.avatar, { sha256: sha256(image.bytes) });
+  const drawn = await preview();
+  t.equal(drawn.status, 200, 'the refused preview was not remembered as undrawable');
+  t.equal(drawn.headers.get('content-type'), 'image/webp');
+});
+
 t.test('verify reports a file a profile describes that is not stored', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const appId = server.app.id;
