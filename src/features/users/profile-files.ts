@@ -68,8 +68,7 @@ const BUDGET_REFUSAL = `takes the body's images past ${BODY_PIXEL_BUDGET / 1_000
  * a few dozen bytes: a 250 kB grey JPEG of 49 MP and 2000 scans took 8 s of CPU to decode here, one of
  * 10 MiB (138 000 scans) would take about 9 minutes, and the pixel limits do not see it (libjpeg-turbo's
  * advisory LJT-01-003; sharp's timeout does not interrupt it). Encoders write 6 to 10 (libjpeg's and
- * mozjpeg's progressive grey and colour JPEGs), 18 for CMYK; 64 leaves room for an EXIF thumbnail's
- * and an appended gain map's beside them, and 64 scans of that 49 MP JPEG took 0.27 s.
+ * mozjpeg's progressive grey and colour JPEGs), 18 for CMYK, and 64 scans of that 49 MP JPEG took 0.27 s.
  */
 const JPEG_SCAN_LIMIT = 64;
 const SCAN_REFUSAL = `must be a JPEG of at most ${JPEG_SCAN_LIMIT} scans`;

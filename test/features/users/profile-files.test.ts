@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { startServerWithSchema } from '../../helpers/schema.js';
 import { startServer } from '../../helpers/server.js';
 import { blackPng, pngHeaderOnly } from '../../helpers/png.js';
-import { manyScanJpeg } from '../../helpers/jpeg.js';
+import { manyScanJpeg, segment, startOfScanBytes, withSegments } from '../../helpers/jpeg.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { tokenFor } from '../../helpers/tokens.js';
 import { verifyStore } from '../../../src/verify/invariants.js';
@@ -471,6 +471,19 @@ t.test('a JPEG of more than 64 scans is refused before it is decoded, and no pre
   const preview = await server.request('GET', `${base}/fields/avatar?preview=small`, { app: server.app });
   t.equal(preview.status, 400, preview.text);
   t.same(preview.body.field_errors, { preview: ['the stored file must be a JPEG of at most 64 scans'] });
+});
+
+t.test('Start Of Scan bytes inside binary metadata are no scans: a JPEG of one scan with EXIF full of them is taken', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const base = `/applications/${server.app.id}/users/exif/data`;
+  const photo = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#36c' } }).jpeg().toBuffer();
+  const exif = segment(0xe1, Buffer.concat([Buffer.from('Exif\0\0'), startOfScanBytes(30_000)]));
+  const jpeg = withSegments(photo, exif);
+  const res = await server.request('PUT', base, { app: server.app, rawBody: form({ avatar: { bytes: jpeg, type: 'image/jpeg' } }) });
+  t.equal(res.status, 200, res.text);
+  t.same(res.body.data.avatar, { content_type: 'image/jpeg', size: jpeg.length, sha256: sha256(jpeg) });
+  const preview = await server.request('GET', `${base}/fields/avatar?preview=small`, { app: server.app });
+  t.equal(preview.status, 200, 'its preview is drawn');
 });
 
 t.test("at most two images decode at once, whatever the requests: libuv's threadpool stays free for commits", async (t) => {
