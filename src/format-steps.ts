@@ -10,6 +10,7 @@ import { GROUP_KIND, MEMBER_KIND } from './features/groups/keys.js';
 import { renderGroup, renderMember } from './features/groups/render.js';
 import { rekeyFormat9InviteIndex } from './features/groups/invite-index.js';
 import { renormalizeGroupNames } from './features/groups/names.js';
+import { recordFormat11NewestSessions } from './features/sessions/session-store.js';
 import type { GroupContext } from '../machines/group.machine.js';
 import type { MemberContext } from '../machines/member.machine.js';
 
@@ -109,5 +110,7 @@ export function formatSteps(runtime: ActorRuntime, profiles: ProfileViews, apps:
     9: rekeyFormat9InviteIndex,
     // 10 → 11: group names are indexed in Unicode NFC, as addresses are: the entries of those that were not move.
     10: renormalizeGroupNames,
+    // 11 → 12: each user's newest session ID is kept when the session ends, for sign-out-everywhere to reach its start.
+    11: recordFormat11NewestSessions,
   };
 }

@@ -3,7 +3,7 @@ import { holdsData, openStore, type Store } from './store.js';
 import { DataDirNotReady } from './not-ready.js';
 
 /** The stored data's format; bump it and add a step to `src/format-steps.ts` when the layout changes. */
-export const FORMAT_VERSION = 11;
+export const FORMAT_VERSION = 12;
 
 /** `steps[n]` moves a data dir from format n to n + 1, inside one write transaction. */
 export type MigrationStep = (store: Store) => void;

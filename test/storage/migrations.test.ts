@@ -7,6 +7,8 @@ import { openServices } from '../../src/services.js';
 import type { Deps } from '../../src/deps.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { signInByLink } from '../helpers/sign-in.js';
+import { manualClock } from '../../src/lib/clock.js';
+import { NEWEST_SESSIONS_DB } from '../../src/features/sessions/session-store.js';
 import { persistedUser, USER_MACHINE_VERSION, type UserContext } from '../../machines/user.machine.js';
 import { format6Parts } from '../../src/features/users/view-record.js';
 import { USER_LOOKUP_DB } from '../../src/features/users/directory.js';
@@ -396,4 +398,33 @@ t.test('format 10 → 11: group names are indexed in NFC, so every form of an ac
     t.same((await list(form)).body.results.map((g: { id: string }) => g.id), [ids[0]], JSON.stringify(form));
   }
   await noProblems(t, server.deps);
+});
+
+t.test("format 11 → 12: each user's newest live session is recorded, so sign-out-everywhere reaches it once it has ended", async (t) => {
+  // Sessions started an hour ahead of the system clock, which the server reopened below reads: as if NTP stepped it back.
+  const clock = manualClock(Date.now() + 3600_000);
+  let server = await startServer(t, { clock, dataDir: t.testdir() });
+  const { app } = server;
+  const ada = [await signInByLink(server, 'ada@example.com')];
+  clock.advance(1000);
+  ada.push(await signInByLink(server, 'ada@example.com'));
+  const bob = await signInByLink(server, 'bob@example.com');
+  const newest = server.deps.store.db(NEWEST_SESSIONS_DB);
+  const recorded = [...newest.getRange({})];
+  t.equal(recorded.length, 2, 'one entry per user');
+  server = await reopenedAsFormat(t, server, 11, () => {
+    for (const { key } of recorded) newest.remove(key);
+  });
+  t.same([...server.deps.store.db(NEWEST_SESSIONS_DB).getRange({})], recorded, 'the entries this build makes');
+  await noProblems(t, server.deps);
+
+  // A refresh sign-out ends Ada's session records; her access tokens live on until sign-out-everywhere.
+  const signOut = (sign_out_all: boolean) =>
+    server.request('POST', `/applications/${app.id}/users/${ada[0].app_user_id}/signout`, { app, body: { sign_out_all } });
+  const probe = (token: string) => server.request('GET', `/me/applications/${app.id}/data`, { token });
+  t.equal((await signOut(false)).status, 204);
+  t.equal((await probe(ada[1].access_token)).status, 200);
+  t.equal((await signOut(true)).status, 204);
+  for (const session of ada) t.equal((await probe(session.access_token)).body.code, 'E_TOKEN_REVOKED');
+  t.equal((await probe(bob.access_token)).status, 200);
 });

@@ -12,6 +12,7 @@ import { tokenFor } from '../helpers/tokens.js';
 import { INVITE_INDEX_DB } from '../../src/features/groups/invite-index.js';
 import type { InviteContext } from '../../machines/invite.machine.js';
 import { manualClock } from '../../src/lib/clock.js';
+import { NEWEST_SESSIONS_DB } from '../../src/features/sessions/session-store.js';
 
 /** Exactly these problems, in this order: a `match` alone would pass with more. */
 function problemsAre(t: Test, problems: string[], patterns: RegExp[]): void {
@@ -391,13 +392,14 @@ t.test('sessions and magic links left of a user that is gone, or made again afte
   t.same(verifyStore(deps, allInvariants).problems, []);
 
   // What a deletion that forgot them would leave: the user gone, its sessions and links kept whole.
-  const tables = ['sessions', 'refresh_tokens', 'session_tokens', 'magic_links', 'user_magic_links'].map((name) => deps.store.db(name));
+  const tables = ['sessions', 'refresh_tokens', 'session_tokens', NEWEST_SESSIONS_DB, 'magic_links', 'user_magic_links'].map((name) => deps.store.db(name));
   const kept = tables.map((table) => [...table.getRange({})]);
   t.equal((await server.request('DELETE', `/applications/${appId}/users/${userId}/data`, { app: server.app })).status, 204);
   await deps.store.commit(() => tables.forEach((table, i) => kept[i].forEach(({ key, value }) => table.put(key, value))));
   const gone = `user ${userId} of ${appId}, which does not exist`;
   problemsAre(t, verifyStore(deps, allInvariants).problems, [
     new RegExp(`refresh token chains: session .* belongs to ${gone}`),
+    new RegExp(`newest sessions: newest session of ${gone}`),
     new RegExp(`magic link index: a link of ${gone}`),
     new RegExp(`magic link index: a link of ${gone}`),
   ]);
@@ -407,6 +409,18 @@ t.test('sessions and magic links left of a user that is gone, or made again afte
   t.equal((await server.request('PUT', `/applications/${appId}/users/${userId}/data`, { app: server.app, body: { data: {} } })).status, 200);
   const before = `a link of user ${userId} of ${appId} was made before that user`;
   problemsAre(t, verifyStore(deps, allInvariants).problems, [new RegExp(`magic link index: ${before}`), new RegExp(`magic link index: ${before}`)]);
+});
+
+t.test("a session newer than its user's recorded newest one is reported", async (t) => {
+  const server = await startServer(t);
+  const { deps } = server;
+  await signInByLink(server, 'ada@example.com');
+  const newest = deps.store.db(NEWEST_SESSIONS_DB);
+  const [{ key, value: sid }] = [...newest.getRange({})];
+  t.same(verifyStore(deps, allInvariants).problems, []);
+  // A sign-out-everywhere would place its watermark below this session's start.
+  await deps.store.commit(() => newest.remove(key));
+  problemsAre(t, verifyStore(deps, allInvariants).problems, [new RegExp(`newest sessions: session ${sid} is newer than its user's newest session`)]);
 });
 
 t.test('a record that cannot be read stops no other check: verify reports it with everything else', async (t) => {

@@ -1,6 +1,6 @@
 import type { Invariant } from '../../verify/invariants.js';
 import type { Key } from '../../storage/store.js';
-import type { RefreshRecord } from './session-store.js';
+import { NEWEST_SESSIONS_DB, type RefreshRecord } from './session-store.js';
 
 /** Sessions, refresh tokens and the per-session chain agree (see SessionStore for the tables). */
 export const sessionInvariants: Invariant[] = [
@@ -31,6 +31,24 @@ export const sessionInvariants: Invariant[] = [
         if (!token || token.sid !== sid) problems.push(`session ${sid} has no current refresh token`);
         // Deleting a user ends its sessions.
         if (!deps.users.exists(appId, userId)) problems.push(`session ${sid} belongs to user ${userId} of ${appId}, which does not exist`);
+      }
+      return problems;
+    },
+  },
+  {
+    name: 'newest sessions',
+    check(deps) {
+      const problems: string[] = [];
+      const newest = deps.store.db<string>(NEWEST_SESSIONS_DB);
+      for (const key of deps.store.db('sessions').getKeys({})) {
+        const [appId, userId, sid] = key as [string, string, string];
+        const recorded = newest.get([appId, userId]);
+        // A session's start is in its ID, so the newest one's ID sorts last (SessionStore.start).
+        if (recorded === undefined || recorded < sid) problems.push(`session ${sid} is newer than its user's newest session`);
+      }
+      for (const key of newest.getKeys({})) {
+        const [appId, userId] = key as [string, string];
+        if (!deps.users.exists(appId, userId)) problems.push(`newest session of user ${userId} of ${appId}, which does not exist`);
       }
       return problems;
     },

@@ -13,6 +13,9 @@ export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
 /** How many live sessions a user holds at most in an application: a sign-in past it ends the oldest. */
 export const LIVE_SESSIONS_PER_USER_LIMIT = 100;
 
+/** Where each user's newest session ID is kept (`SessionStore`). */
+export const NEWEST_SESSIONS_DB = 'newest_sessions';
+
 /** A session's start is in its ID (`sessionStart`). */
 interface SessionRecord {
   /** Hash of the one refresh token of this session that may still be used. */
@@ -51,12 +54,14 @@ export type Rotation =
  *
  * Tables: `sessions` [appId, userId, sid] → SessionRecord; `refresh_tokens` [hash] → RefreshRecord;
  * `session_tokens` [appId, userId, sid, expiresAt, hash]: the chain, so a user's or a session's
- * tokens are a key range, and expired ones a range prefix.
+ * tokens are a key range, and expired ones a range prefix; `newest_sessions` [appId, userId] → the ID of
+ * the newest session the user ever started, kept when that session ends.
  */
 export class SessionStore {
   private readonly sessions: Database<SessionRecord, Key>;
   private readonly tokens: Database<RefreshRecord, Key>;
   private readonly chain: Database<true, Key>;
+  private readonly newest: Database<string, Key>;
 
   constructor(
     store: Store,
@@ -66,6 +71,7 @@ export class SessionStore {
     this.sessions = store.db<SessionRecord>('sessions');
     this.tokens = store.db<RefreshRecord>('refresh_tokens');
     this.chain = store.db<true>('session_tokens');
+    this.newest = store.db<string>(NEWEST_SESSIONS_DB);
   }
 
   /** The committed record of a refresh token, to know whose lock to take. */
@@ -77,19 +83,20 @@ export class SessionStore {
    * Starts a session for `user` and answers its first refresh token. A session starts after the
    * user's sign-out-everywhere watermark, even within the same millisecond as that sign-out, and not
    * before the user's creation, though the clock was stepped back since (NTP): either would read as revoked.
-   * Its ID sorts after the user's newest session's, so that the order of a user's session IDs is the
-   * order they started in (ULIDs of one millisecond sort at random): the cap ends the oldest. Within
-   * that session's millisecond it starts in the same one, never later: a later start would outlive a
-   * sign-out-everywhere of this millisecond once a refresh sign-out had ended the sessions it reads.
+   * Its ID sorts after the user's newest session's, ended or not, so that the order of a user's session
+   * IDs is the order they started in (ULIDs of one millisecond sort at random): the cap ends the oldest.
+   * Within that session's millisecond it starts in the same one, never later, so as not to outlive a
+   * sign-out-everywhere of that millisecond (which reads `newestStart`).
    */
   start(turn: Turn, user: UserView): { sid: string; refreshToken: string } {
     const { appId, id: userId, revokedBefore, meta } = user.context;
-    const newest = this.newestSid(appId, userId);
+    const newest = this.newest.get([appId, userId]);
     const newestStart = newest === undefined ? 0 : sessionStart(newest);
     const at = Math.max(turn.now, revokedBefore + 1, Date.parse(meta.created), newestStart);
     // The next millisecond only when the newest ID's random part is the largest there is: never in practice.
     const sid = at === newestStart ? (sessionIdAfter(newest!) ?? newSessionId(at + 1)) : newSessionId(at);
     const refreshToken = this.issue(turn, appId, userId, sid);
+    turn.put(this.newest, [appId, userId], sid);
     return { sid, refreshToken };
   }
 
@@ -106,17 +113,13 @@ export class SessionStore {
     return { kind: 'rotated', sid: record.sid, refreshToken: successor };
   }
 
-  /** When the user's newest session started (0 for none): a session starts at its clock reading, which may be stepped back since. */
+  /**
+   * When the user's newest session started (0 for none), though it has ended: a refresh sign-out leaves
+   * its access tokens alive. A session starts at its clock reading, which may be stepped back since.
+   */
   newestStart(appId: string, userId: string): number {
-    const newest = this.newestSid(appId, userId);
+    const newest = this.newest.get([appId, userId]);
     return newest === undefined ? 0 : sessionStart(newest);
-  }
-
-  private newestSid(appId: string, userId: string): string | undefined {
-    for (const key of this.sessions.getKeys({ start: [appId, userId, HIGH_KEY], end: [appId, userId, ''], reverse: true, limit: 1 })) {
-      return (key as Key[])[2] as string;
-    }
-    return undefined;
   }
 
   /** Until when an access token of the session may still be presented, so its revocation must be kept. */
@@ -141,6 +144,12 @@ export class SessionStore {
     for (const sid of this.sessions.getKeys({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] })) {
       this.endSession(turn, appId, userId, (sid as Key[])[2] as string);
     }
+  }
+
+  /** Ends every session of a deleted user and forgets its newest. */
+  forgetAll(turn: Turn, appId: string, userId: string): void {
+    this.endAll(turn, appId, userId);
+    turn.del(this.newest, [appId, userId]);
   }
 
   private issue(turn: Turn, appId: string, userId: string, sid: string): string {
@@ -177,5 +186,18 @@ export class SessionStore {
       else live.push(sid);
     }
     return live.slice(0, Math.max(0, live.length - LIVE_SESSIONS_PER_USER_LIMIT + 1));
+  }
+}
+
+/**
+ * Format 11 → 12: each user's newest session ID is kept in `newest_sessions`; format 11 read it from its
+ * live sessions, so each user's newest live one is recorded (the starts of those ended before are not known).
+ */
+export function recordFormat11NewestSessions(store: Store): void {
+  const newest = store.db<string>(NEWEST_SESSIONS_DB);
+  // Keys sort by user, then session ID: each user's last one is its newest.
+  for (const key of store.db<SessionRecord>('sessions').getKeys({})) {
+    const [appId, userId, sid] = key as [string, string, string];
+    newest.put([appId, userId], sid);
   }
 }

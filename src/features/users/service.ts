@@ -132,7 +132,7 @@ export class ProfileService {
     await runRemovingUser(groups, appId, userId, [userLock(appId, userId)], (turn) => {
       users.remove(turn, appId, userId);
       this.files.dropAll(turn, appId, userId);
-      sessions.endAll(turn, appId, userId);
+      sessions.forgetAll(turn, appId, userId);
       magicLinks.forgetAll(turn, appId, userId);
     });
   }

@@ -198,3 +198,23 @@ t.test('sign_out_all after a refresh sign-out still ends access tokens of sessio
     t.equal(access.body.code, 'E_TOKEN_REVOKED');
   }
 });
+
+t.test('sign_out_all after a refresh sign-out ends access tokens of sessions started before the clock was stepped back', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const first = await signInByLink(server, 'ada@example.com');
+  clock.advance(1000);
+  const second = await signInByLink(server, 'ada@example.com');
+  // NTP steps the clock an hour back; the refresh sign-out ends the session records the watermark read.
+  clock.advance(-3600_000);
+  t.equal((await platformSignOut(server, first.app_user_id, { sign_out_all: false })).status, 204);
+  t.equal((await probe(server, second.access_token)).status, 200, 'a refresh sign-out leaves access tokens to their expiry');
+  t.equal((await platformSignOut(server, first.app_user_id, { sign_out_all: true })).status, 204);
+  for (const session of [first, second]) {
+    const access = await probe(server, session.access_token);
+    t.equal(access.status, 401);
+    t.equal(access.body.code, 'E_TOKEN_REVOKED');
+  }
+  const again = await signInByLink(server, 'ada@example.com');
+  t.equal((await probe(server, again.access_token)).status, 200, 'a sign-in after it starts past the watermark');
+});
