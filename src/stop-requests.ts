@@ -1,5 +1,8 @@
-/** Signals that ask the server to stop. */
-const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+/**
+ * Signals that ask the server to stop: SIGHUP too, which a closing terminal or a supervisor sends, and
+ * whose default (an end at once) would cut the requests in flight.
+ */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /**
  * The stops asked of this process, heard from its creation on. Listening from the start keeps a stop

@@ -173,11 +173,15 @@ t.test('an empty data file holds no data: commands say so and make none, a resto
   t.ok(started.defaultApp, 'a start makes the data file, as on a new data dir');
 });
 
-t.test('SIGTERM mid-request: the request in flight is answered and stored, then exit 0', async (t) => {
+for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+  t.test(`${signal} mid-request: the request in flight is answered and stored, then exit 0`, (t) => stopMidRequest(t, signal));
+}
+
+async function stopMidRequest(t: Test, signal: NodeJS.Signals) {
   const dataDir = t.testdir();
   const server = await startChildServer(t, { dataDir, env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'debug' } });
   const body = JSON.stringify({ name: 'made during shutdown' });
-  // The body is sent in two parts so the request is in the server's hands, unfinished, when SIGTERM lands.
+  // The body is sent in two parts so the request is in the server's hands, unfinished, when the signal lands.
   const req = httpRequest(`${server.url}/admin/applications`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
@@ -192,8 +196,8 @@ t.test('SIGTERM mid-request: the request in flight is answered and stored, then 
   });
   req.write(body.slice(0, 5));
   await server.waitForLog((entry) => entry.msg === 'request started' && entry.route === 'POST /admin/applications');
-  server.child.kill('SIGTERM');
-  await server.waitForLog((entry) => entry.msg === 'shutting down');
+  server.child.kill(signal);
+  t.equal((await server.waitForLog((entry) => entry.msg === 'shutting down')).signal, signal);
   const refused = await fetch(`${server.url}/health`).then(
     (r) => r.status,
     () => 'refused',
@@ -211,7 +215,7 @@ t.test('SIGTERM mid-request: the request in flight is answered and stored, then 
   const stored = await fetch(`${restarted.url}/admin/applications/${app.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   t.equal(stored.status, 200, 'the answered write was stored');
   t.same(await stored.json(), app);
-});
+}
 
 /** A server (of `graceMs` shutdown grace) with one request in flight whose body never ends. */
 async function serverWithStalledBody(t: Test, graceMs: string) {
