@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import pino, { type Logger } from 'pino';
 import { loadConfig, ConfigError, type Config } from './config.js';
 import { openServices, closeServices } from './services.js';
 import type { Deps } from './deps.js';
@@ -16,9 +17,9 @@ import { StopRequests } from './stop-requests.js';
  * and makes the default application on a first start. A step that fails closes what the earlier ones
  * opened.
  */
-async function start(config: Config, stops: StopRequests) {
-  const upgraded = await upgradeFormatApart(config, createLogger(config.logLevel), stops);
-  const deps = await openServices(config).catch((error: unknown) => {
+async function start(config: Config, logger: Logger, stops: StopRequests) {
+  const upgraded = await upgradeFormatApart(config, logger, stops);
+  const deps = await openServices(config, { logger }).catch((error: unknown) => {
     upgraded?.close();
     throw error;
   });
@@ -51,11 +52,14 @@ async function closeDataDir(deps: Deps): Promise<void> {
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  // pino's default output, written asynchronously: held here for a forced stop to write out what is pending.
+  const logOutput = pino.destination({ dest: 1, sync: false });
+  const logger = createLogger(config.logLevel, logOutput);
   // Heard from here on: a stop asked while the start opens the data dir stops the server once it listens.
-  const stops = new StopRequests();
+  const stops = new StopRequests((signal) => forceStop(signal, logger, logOutput));
   mkdirSync(config.dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
   const release = claimDataDir(config.dataDir);
-  const { deps, server, port, created } = await start(config, stops).catch((error: unknown) => {
+  const { deps, server, port, created } = await start(config, logger, stops).catch((error: unknown) => {
     // A start that failed leaves no claim behind: the next one must not find the dir "served".
     release();
     throw error;
@@ -74,10 +78,7 @@ async function main(): Promise<void> {
   }
   deps.logger.info({ host: config.host, port, dataDir: config.dataDir }, 'listening');
 
-  let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
     deps.logger.info({ signal }, 'shutting down');
     const unanswered = await server.drain(config.shutdownGraceMs);
     if (unanswered > 0) deps.logger.warn({ unanswered }, 'shutdown grace period over: closing connections with requests in flight');
@@ -88,6 +89,21 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   stops.onStop((signal) => void stop(signal));
+}
+
+/**
+ * A stop asked again ends the process at once, as `kill -9` does, saying so first: the requests in
+ * flight are cut unanswered, and every answered write is on disk already (an answer follows its
+ * commit). Not `process.exit`: it waits for lmdb-js's writer thread, which, in a commit, waits for this
+ * main thread, and the process would hang.
+ */
+function forceStop(signal: NodeJS.Signals, logger: Logger, logOutput: ReturnType<typeof pino.destination>): void {
+  logger.warn({ signal }, 'stop asked again: exiting at once, cutting the requests in flight');
+  try {
+    logOutput.flushSync();
+  } finally {
+    process.kill(process.pid, 'SIGKILL');
+  }
 }
 
 let commitFailed!: () => void;
