@@ -97,6 +97,8 @@ export const actorLockKey = (kind: string, key: Key[]) => `${kind}:${key.join('\
 
 export class ActorRuntime {
   private readonly residents = new Map<string, Resident>();
+  /** The last entry of `residents` when it is there (an evicted one is not: `use` finds it no more). */
+  private newest?: Resident;
   private readonly locks = new KeyLocks();
   private readonly counters: Database<number, Key>;
   private readonly stores = new Map<string, SnapshotStore>();
@@ -235,7 +237,7 @@ export class ActorRuntime {
         touched.add(id);
         const actor = createActor(this.machineOf(kind), { input }).start();
         const resident: Resident = { kind, key, actor, lastUsed: now };
-        this.residents.set(id, resident);
+        this.makeNewest(id, resident);
         persist(kind, key, resident);
         return viewOf<C>({ v: 0, snapshot: actor.getSnapshot() });
       },
@@ -304,9 +306,16 @@ export class ActorRuntime {
     const resident = this.residents.get(id) ?? this.activate(kind, key, now);
     if (!resident) return undefined;
     resident.lastUsed = now;
+    // A turn's second look at its actor (a write's send after its read) finds it at the end already.
+    if (resident !== this.newest) this.makeNewest(id, resident);
+    return resident;
+  }
+
+  /** Puts `resident` at the end of the map, recency order's, and remembers it as there. */
+  private makeNewest(id: string, resident: Resident): void {
     this.residents.delete(id);
     this.residents.set(id, resident);
-    return resident;
+    this.newest = resident;
   }
 
   private activate(kind: string, key: Key[], now: number): Resident | undefined {

@@ -68,7 +68,7 @@ function joinVariant(core: GroupsCore, edit: GroupEdit, userId: string, variant:
   const next = { ...attributes, [key]: [...variants, variant] };
   const full = variants.length >= ATTRIBUTE_VALUES_LIMIT || Object.keys(next).length > ATTRIBUTE_KEYS_LIMIT || !fitsProfileLimit(data, next);
   if (full) return;
-  core.users.update(turn, appId, userId, { data, attributes: next });
+  core.users.update(turn, appId, userId, { data, attributes: next }, user);
 }
 
 /**

@@ -120,18 +120,31 @@ export class UserDirectory {
   change(turn: Turn, appId: string, userId: string, event: UserEvent): UserView {
     const before = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
     if (!before) throw notFound('user', userId);
+    return this.send(turn, appId, userId, before, event);
+  }
+
+  /**
+   * A profile write: `data` and `attributes` replace the user's, and an address it moves away is no
+   * longer verified. `before` is the user as the turn has it, for a caller that has read it already.
+   */
+  update(
+    turn: Turn,
+    appId: string,
+    userId: string,
+    next: { data: ProfileData; attributes: Attributes },
+    before = turn.get<UserContext>(USER_KIND, userKey(appId, userId)),
+  ): UserView {
+    if (!before) throw notFound('user', userId);
+    const verified_data = stillVerified(before.context.data, next.data, before.context.verified_data);
+    return this.send(turn, appId, userId, before, { type: 'user.update', ...next, verified_data, at: turn.now });
+  }
+
+  /** `event` to the user the turn has as `before`; its index entries follow. */
+  private send(turn: Turn, appId: string, userId: string, before: UserView, event: UserEvent): UserView {
     // Snapshots are immutable: `before` still describes the user as it was after the send.
     const after = turn.send<UserContext>(USER_KIND, userKey(appId, userId), event);
     this.reindex(turn, before, after);
     return after;
-  }
-
-  /** A profile write: `data` and `attributes` replace the user's, and an address it moves away is no longer verified. */
-  update(turn: Turn, appId: string, userId: string, next: { data: ProfileData; attributes: Attributes }): UserView {
-    const before = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
-    if (!before) throw notFound('user', userId);
-    const verified_data = stillVerified(before.context.data, next.data, before.context.verified_data);
-    return this.change(turn, appId, userId, { type: 'user.update', ...next, verified_data, at: turn.now });
   }
 
   remove(turn: Turn, appId: string, userId: string): void {

@@ -94,7 +94,7 @@ export class ProfileService {
         jsonEqual(next.data, before.data) && jsonEqual(next.attributes, before.attributes) && !namesUnreadableField(change, schema, options.writer);
       // A write that changes nothing is no event: `meta.modified` keeps meaning "last changed".
       if (current && !unchanged) {
-        users.update(turn, appId, userId, next);
+        users.update(turn, appId, userId, next, current);
       } else if (!current) {
         users.create(turn, { appId, id: userId, data: next.data, attributes: next.attributes });
       }
