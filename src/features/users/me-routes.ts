@@ -10,7 +10,7 @@ import type { ProfileFiles } from './profile-files.js';
 import type { ProfileService } from './service.js';
 import { fieldReply, profileReply } from './replies.js';
 import { readFieldChange, readProfileChange } from './request-body.js';
-import { FieldQuerySchema, MetaBodySchema, PROFILE_BODY_KINDS, readOnlyProfileKeys, UpsertQuerySchema } from './schemas.js';
+import { FieldQuerySchema, MetaBodySchema, PROFILE_BODY_KINDS, readOnlyProfileKeys, checkUpsertQuery } from './schemas.js';
 
 /** The caller's own profile (SPEC "User profiles (user-facing)"), within the schema's user rights. */
 export function meProfileRoutes(deps: Deps, service: ProfileService, files: ProfileFiles): Route[] {
@@ -24,7 +24,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
     return async (ctx: RequestContext) => {
       const caller = callerUser(ctx);
       const { appId, userId } = caller;
-      parseQuery(ctx, UpsertQuerySchema);
+      checkUpsertQuery(ctx);
       await service.write(appId, userId, (schemaOf, precheck) => readProfileChange(ctx.body, schemaOf, 'user', precheck, readOnly, files), { writer: 'user', mode, caller });
       return profile(appId, userId);
     };
@@ -68,7 +68,7 @@ export function meProfileRoutes(deps: Deps, service: ProfileService, files: Prof
         const caller = callerUser(ctx);
         const { appId, userId } = caller;
         const { field } = ctx.params;
-        parseQuery(ctx, UpsertQuerySchema);
+        checkUpsertQuery(ctx);
         // A field outside the schema is refused by the change rules, as it is in a PATCH.
         await service.write(appId, userId, (schemaOf) => readFieldChange(ctx.body, field, schemaOf, 'user', files), { writer: 'user', mode: 'merge', caller });
         return profile(appId, userId);

@@ -20,7 +20,7 @@ import {
   ProfileQuerySchema,
   SAMPLE_ID,
   StateBodySchema,
-  UpsertQuerySchema,
+  checkUpsertQuery,
   PROFILE_BODY_KINDS,
   parseListQuery,
   readOnlyProfileKeys,
@@ -50,7 +50,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
     const readOnly = readOnlyProfileKeys(mode, deps.config.names.userField);
     return async (ctx: RequestContext) => {
       const appId = ctx.params.app;
-      parseQuery(ctx, UpsertQuerySchema);
+      checkUpsertQuery(ctx);
       const read = (schemaOf: SchemaOf, precheck: Precheck) => readProfileChange(ctx.body, schemaOf, 'app', precheck, readOnly, files);
       const userId = await service.write(appId, writeTarget(ctx), read, { writer: 'app', mode, create: true });
       return profile(appId, userId);
@@ -141,7 +141,7 @@ export function platformProfileRoutes(deps: Deps, service: ProfileService, files
       query: 'parsed',
       async handle(ctx) {
         const { app: appId, field } = ctx.params;
-        parseQuery(ctx, UpsertQuerySchema);
+        checkUpsertQuery(ctx);
         const userId = existingUserId(ctx);
         // Held to the change rules, as in a PATCH: null removes a field the schema stopped allowing, and
         // user_id passes only unchanged.

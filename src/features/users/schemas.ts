@@ -4,6 +4,7 @@ import { EXTERNAL_ID } from '../../lib/ids.js';
 import { dotSegmentRefused, isDotSegment } from '../../lib/urls.js';
 import { validationError } from '../../lib/errors.js';
 import { isTimestamp } from '../../lib/timestamps.js';
+import { parseQuery } from '../../lib/validate.js';
 import type { RequestContext } from '../../http/context.js';
 import { pageQueryParser, type SortedPageQuery } from '../../http/page-query.js';
 import { PREVIEW_SIZES, type PreviewSize } from './profile-files.js';
@@ -63,6 +64,14 @@ export function parseListQuery(ctx: RequestContext): ListQuery {
 export const ProfileQuerySchema = v.strictObject({ fields: v.optional(fieldsParam) });
 
 export const UpsertQuerySchema = v.strictObject({ update_integrations: v.optional(booleanParam, 'false') });
+
+/**
+ * Refuses an upsert's query unless it names at most `update_integrations` (accepted and ignored). A
+ * write without a query, as nearly all are, has nothing to check: parsing `{}` by the schema passes.
+ */
+export function checkUpsertQuery(ctx: RequestContext): void {
+  if (ctx.rawQuery !== '') parseQuery(ctx, UpsertQuerySchema);
+}
 
 const previewParam = v.optional(
   v.picklist(Object.keys(PREVIEW_SIZES) as PreviewSize[], `must be one of ${Object.keys(PREVIEW_SIZES).join(', ')}`),
