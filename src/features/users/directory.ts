@@ -136,7 +136,7 @@ export class UserDirectory {
   ): UserView {
     if (!before) throw notFound('user', userId);
     const verified_data = stillVerified(before.context.data, next.data, before.context.verified_data);
-    return this.send(turn, appId, userId, before, { type: 'user.update', ...next, verified_data, at: turn.now });
+    return this.send(turn, appId, userId, before, { type: 'user.update', data: next.data, attributes: next.attributes, verified_data, at: turn.now });
   }
 
   /** `event` to the user the turn has as `before`; its index entries follow. */
