@@ -52,11 +52,9 @@ async function closeDataDir(deps: Deps): Promise<void> {
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  // pino's default output, written asynchronously: held here for a forced stop to write out what is pending.
-  const logOutput = pino.destination({ dest: 1, sync: false });
-  const logger = createLogger(config.logLevel, logOutput);
+  const logger = createLogger(config.logLevel);
   // Heard from here on: a stop asked while the start opens the data dir stops the server once it listens.
-  const stops = new StopRequests((signal) => forceStop(signal, logger, logOutput));
+  const stops = new StopRequests((signal) => forceStop(signal, config.logLevel));
   mkdirSync(config.dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
   const release = claimDataDir(config.dataDir);
   const { deps, server, port, created } = await start(config, logger, stops).catch((error: unknown) => {
@@ -97,10 +95,10 @@ async function main(): Promise<void> {
  * commit). Not `process.exit`: it waits for lmdb-js's writer thread, which, in a commit, waits for this
  * main thread, and the process would hang.
  */
-function forceStop(signal: NodeJS.Signals, logger: Logger, logOutput: ReturnType<typeof pino.destination>): void {
-  logger.warn({ signal }, 'stop asked again: exiting at once, cutting the requests in flight');
+function forceStop(signal: NodeJS.Signals, logLevel: string): void {
   try {
-    logOutput.flushSync();
+    // Written at once: the service's logger writes asynchronously, and its lines still under way are lost.
+    createLogger(logLevel, pino.destination({ dest: 1, sync: true })).warn({ signal }, 'stop asked again: exiting at once, cutting the requests in flight');
   } finally {
     process.kill(process.pid, 'SIGKILL');
   }
