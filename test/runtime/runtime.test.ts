@@ -256,6 +256,21 @@ t.test('passivation, the resident cap, and reload from the snapshot', async (t) 
   t.same(await send('d2', 'door.knock'), { state: 'closed', context: { name: 'd2', opens: 0, knocks: 2 } });
 });
 
+t.test('an actor used again after another was created moves behind it: the idle sweep passivates the one idle longest', async (t) => {
+  const clock = manualClock();
+  const store = openStore(t.testdir());
+  const runtime = runtimeOver(t, store, { clock });
+  const send = (id: string) => runtime.run([doorKey(id)], (turn) => turn.send('door', [id], { type: 'door.knock' }));
+  await runtime.run([doorKey('r1')], (turn) => turn.create('door', ['r1'], { name: 'r1' }));
+  await send('r1');
+  await runtime.run([doorKey('r2')], (turn) => turn.create('door', ['r2'], { name: 'r2' }));
+  clock.advance(30_000);
+  await send('r1');
+  clock.advance(31_000);
+  runtime.passivateIdle();
+  t.equal(runtime.residentCount, 1, 'r2, idle for the idle time, is passivated; r1, used since, stays');
+});
+
 t.test('the idle sweep passivates a slice of actors per event-loop turn, so requests run in between', async (t) => {
   const clock = manualClock();
   const store = openStore(t.testdir());
