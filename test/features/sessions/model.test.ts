@@ -116,7 +116,12 @@ async function step(server: TestServer, clock: ReturnType<typeof manualClock>, s
   }
 }
 
+// A new seed each run, told in the output: MODEL_SEED replays a run, MODEL_RUNS runs more sequences.
+const SEED = Number(process.env.MODEL_SEED ?? (Date.now() ^ (Math.random() * 0x100000000)) | 0);
+const RUNS = Number(process.env.MODEL_RUNS ?? 40);
+
 t.test('sessions behave like the model under any sequence of sign-ins, refreshes and sign-outs', async (t) => {
+  t.comment(`model seed ${SEED} (replay with MODEL_SEED=${SEED})`);
   await fc.assert(
     fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), async (ops) => {
       // The clock moves only when an op steps it: most steps share one millisecond, the hardest case for revocation.
@@ -135,7 +140,7 @@ t.test('sessions behave like the model under any sequence of sign-ins, refreshes
         await server.close();
       }
     }),
-    { numRuns: 40 },
+    { numRuns: RUNS, seed: SEED },
   );
   t.pass('every run matched the model');
 });
