@@ -71,14 +71,17 @@ export class AccessTokens {
     private readonly config: Config,
     private readonly keys: SigningKeys,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    // Whatever request reads the key list first (a JWKS read, a token issued), not only the watch.
+    keys.onReload(() => this.forgetDroppedKeys());
+  }
 
   /**
    * Reads the key list every `KEY_WATCH_MS`: a token verified before is not verified again, so a key
    * another process revoked (`keys rotate --revoke`) must be seen without a request asking for it.
    */
   watchKeys(onError: (error: unknown) => void): void {
-    this.keyWatch = setInterval(() => this.forgetRevokedKeys().catch(onError), KEY_WATCH_MS);
+    this.keyWatch = setInterval(() => this.keys.refresh().catch(onError), KEY_WATCH_MS);
     this.keyWatch.unref();
   }
 
@@ -86,9 +89,8 @@ export class AccessTokens {
     clearInterval(this.keyWatch);
   }
 
-  /** Picks up a rotation by another process, and forgets the verified tokens of every key it dropped. */
-  async forgetRevokedKeys(): Promise<void> {
-    if (!(await this.keys.refresh())) return;
+  /** Forgets the verified tokens of every key no longer in the list. */
+  private forgetDroppedKeys(): void {
     for (const [key, { kid }] of this.verified) if (!this.keys.find(kid)) this.verified.delete(key);
   }
 

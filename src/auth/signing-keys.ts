@@ -45,6 +45,7 @@ async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
 export class SigningKeys {
   private readonly db;
   private keys: SigningKey[] = [];
+  private readonly reloadListeners: Array<() => void> = [];
 
   private constructor(
     private readonly store: Store,
@@ -69,18 +70,24 @@ export class SigningKeys {
   async reload(): Promise<void> {
     const stored = [...this.db.getRange({}).map(({ value }) => value)].sort((a, b) => a.createdAt - b.createdAt);
     this.keys = await Promise.all(stored.map(toSigningKey));
+    for (const listener of this.reloadListeners) listener();
+  }
+
+  /**
+   * Calls `listener` after every reload, whichever caller's `refresh` noticed the change: one that
+   * remembers what dropped keys signed must forget it then, not at its own next read of the list.
+   */
+  onReload(listener: () => void): void {
+    this.reloadListeners.push(listener);
   }
 
   /**
    * Picks up keys rotated by another process (`keys rotate`); only a key-list read when nothing changed.
-   * Answers whether the list changed.
    */
-  async refresh(): Promise<boolean> {
+  async refresh(): Promise<void> {
     const stored = [...this.db.getKeys({})].map(String).sort().join(' ');
     const loaded = this.keys.map((k) => k.kid).sort().join(' ');
-    if (stored === loaded) return false;
-    await this.reload();
-    return true;
+    if (stored !== loaded) await this.reload();
   }
 
   /**

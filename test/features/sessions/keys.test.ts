@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createPublicKey, randomUUID, verify } from 'node:crypto';
 import { SignJWT, importJWK } from 'jose';
-import { startServer } from '../../helpers/server.js';
-import { signInByLink } from '../../helpers/sign-in.js';
+import { startServer, type TestServer } from '../../helpers/server.js';
+import { meProbe, signInByLink } from '../../helpers/sign-in.js';
 import { manualClock } from '../../../src/lib/clock.js';
 import { SigningKeys, rotateSigningKeys, type StoredKey } from '../../../src/auth/signing-keys.js';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../../../src/config.js';
@@ -208,4 +208,25 @@ t.test('two processes rotating in the same second make two keys: neither overwri
   const restarted = await startServer(t, { clock, dataDir });
   const read = await restarted.request('GET', `/me/applications/${server.app.id}/data`, { token: signedIn.access_token });
   t.equal(read.status, 200, `a restarted server still accepts the token: ${JSON.stringify(read.body)}`);
+});
+
+t.test('a key revoked by another process: its warm tokens are refused whatever request reads the key list first', async (t) => {
+  const triggers: Array<[string, (server: TestServer) => Promise<unknown>]> = [
+    ['a JWKS read', (server) => server.request('GET', '/hub/auth/keys')],
+    ['a sign-in (a token issued)', (server) => signInByLink(server, 'bob@example.com')],
+  ];
+  for (const [what, readsKeys] of triggers) {
+    const clock = manualClock();
+    const server = await startServer(t, { clock });
+    // The once-a-second key watch stood still, so the request is what reads the key list first.
+    server.deps.accessTokens.stop();
+    const leaked = await signInByLink(server, 'ada@example.com');
+    t.equal((await meProbe(server, leaked.access_token)).status, 200, `${what}: verified once, warm from here on`);
+    // The CLI's `keys rotate --revoke`, as another process would run it.
+    await rotateSigningKeys(await SigningKeys.open(server.deps.store, clock), { revoke: true });
+    await readsKeys(server);
+    const refused = await meProbe(server, leaked.access_token);
+    t.equal(refused.status, 401, `${what} picked up the rotation: the revoked key's warm token is refused`);
+    t.equal(refused.body.code, 'E_UNAUTHORIZED');
+  }
 });
