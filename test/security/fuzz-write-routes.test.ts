@@ -403,12 +403,13 @@ function bodyEdits(template: Template, body: unknown): BodyEdit[] {
       for (const [added, refuse] of keys) {
         found.push({ label: `${at} gains key ${JSON.stringify(added).slice(0, 20)}`, refuse, path, edit: (v, p) => withKey(v, p, added, '{"x":1}') });
       }
-      // Keys no caller of the route may write: reserved attribute namespaces (the brand's is the app's), another user ID.
+      // Keys no caller of the route may write: reserved attribute namespaces (the brand's is the app's), another
+      // user ID. `svc_user` in `data` is a field name like any other: refused where unknown fields are.
       const reserved: Array<[string, string, boolean]> =
         at === 'attributes'
           ? [['svc:x', '["a"]', template.path.startsWith('/me')], ['SVC:app_variants', '["a"]', template.path.startsWith('/me')], ['system:x', '["a"]', true], ['Svc:x', 'null', false]]
           : at === 'data'
-            ? [['user_id', '"someone-else"', true], ['svc_user', '"x"', true]]
+            ? [['user_id', '"someone-else"', true], ['svc_user', '"x"', strict]]
             : [];
       for (const [added, raw, refuse] of reserved) found.push({ label: `${at}.${added} = ${raw}`, refuse, path, edit: (v, p) => withKey(v, p, added, raw) });
       const placeholder = JSON.stringify('\u0002key\u0002');
