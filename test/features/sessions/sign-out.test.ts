@@ -29,6 +29,17 @@ async function adaTwice(t: Test) {
   return { server, mine, other, link };
 }
 
+/** Two sessions of Ada a second apart, then the clock stepped an hour back (NTP): they started "later" than what follows. */
+async function adaTwiceThenClockBack(t: Test) {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const first = await signInByLink(server, 'ada@example.com');
+  clock.advance(1000);
+  const second = await signInByLink(server, 'ada@example.com');
+  clock.advance(-3600_000);
+  return { clock, server, first, second };
+}
+
 t.test('platform sign_out_all: true kills everything on the very next request', async (t) => {
   const { server, mine, other, link } = await adaTwice(t);
   const bob = await signInByLink(server, 'bob@example.com');
@@ -167,13 +178,7 @@ t.test('a user ID reused after a deletion inherits no session, token or link', a
 });
 
 t.test('sign-out everywhere after the clock was stepped back still ends the sessions started before the step', async (t) => {
-  const clock = manualClock();
-  const server = await startServer(t, { clock });
-  const first = await signInByLink(server, 'ada@example.com');
-  clock.advance(1000);
-  const second = await signInByLink(server, 'ada@example.com');
-  // NTP steps the clock an hour back: the sessions above started "later" than the sign-out below.
-  clock.advance(-3600_000);
+  const { clock, server, first, second } = await adaTwiceThenClockBack(t);
   t.equal((await platformSignOut(server, first.app_user_id, { sign_out_all: true })).status, 204);
   await assertDead(t, server, first);
   await assertDead(t, server, second);
@@ -200,13 +205,8 @@ t.test('sign_out_all after a refresh sign-out still ends access tokens of sessio
 });
 
 t.test('sign_out_all after a refresh sign-out ends access tokens of sessions started before the clock was stepped back', async (t) => {
-  const clock = manualClock();
-  const server = await startServer(t, { clock });
-  const first = await signInByLink(server, 'ada@example.com');
-  clock.advance(1000);
-  const second = await signInByLink(server, 'ada@example.com');
-  // NTP steps the clock an hour back; the refresh sign-out ends the session records the watermark read.
-  clock.advance(-3600_000);
+  const { server, first, second } = await adaTwiceThenClockBack(t);
+  // The refresh sign-out ends the session records the watermark read.
   t.equal((await platformSignOut(server, first.app_user_id, { sign_out_all: false })).status, 204);
   t.equal((await probe(server, second.access_token)).status, 200, 'a refresh sign-out leaves access tokens to their expiry');
   t.equal((await platformSignOut(server, first.app_user_id, { sign_out_all: true })).status, 204);
