@@ -122,7 +122,7 @@ export class MagicLinks {
       redirect_url: [
         isRedirectShape(url)
           ? "must be one of the redirect_uris of the application's OIDC clients, or a URL on one of their allowed_origins"
-          : 'must be an absolute http(s) URL, or a path starting with one /, as written, with no user name, password, control character, bidirectional control or line separator',
+          : 'must be an absolute http(s) URL, or a path starting with one / with no . or .. segment, as written, with no user name, password, control character, bidirectional control or line separator',
       ],
     });
   }

@@ -36,6 +36,7 @@ t.test('requireRedirect answers a URL no schema checked with a 400 naming its sh
   for (const url of ['not a url', 'welcome', '', 'http:\\\\evil.example', 'https:///evil.example', 'javascript:alert(1)', '/../app', 'https://elsewhere.example/in\u202Egpj.exe']) {
     t.match(refusalOf(links, url), { status: 400, code: 'E_VALIDATION', redirect_url: [/must be an absolute http\(s\) URL, or a path/] }, JSON.stringify(url));
   }
+  t.match(refusalOf(links, '/welcome/%2e%2E/app'), { redirect_url: [/path starting with one \/ with no \. or \.\. segment/] }, 'a dot segment is named as the rule broken');
   t.match(refusalOf(links, 'https://elsewhere.example/cb'), { status: 400, redirect_url: [/must be one of the redirect_uris/] }, 'a good URL, unregistered');
   for (const url of [REGISTERED, `${REGISTERED}#state`, 'https://web.example/any?q', '/welcome']) t.equal(refusalOf(links, url), undefined, url);
 });
