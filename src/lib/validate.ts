@@ -60,8 +60,12 @@ export const holdsMisleadingCharacter = (name: string) => MISLEADING_CHARACTER.t
 /** Words for a name refused by holdsMisleadingCharacter. */
 export const MISLEADING_CHARACTERS_REFUSED = 'must not contain control characters, bidirectional controls or line separators';
 
+/** No MISLEADING_CHARACTER, refused in words that begin with `subject` where the schema's messages name their field. */
+export const noMisleadingCharacters = (subject?: string) =>
+  v.check((text: string) => !holdsMisleadingCharacter(text), subject ? `${subject} ${MISLEADING_CHARACTERS_REFUSED}` : MISLEADING_CHARACTERS_REFUSED);
+
 /** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no MISLEADING_CHARACTER. */
-export const NO_MISLEADING_CHARACTERS = v.check((text: string) => !holdsMisleadingCharacter(text), MISLEADING_CHARACTERS_REFUSED);
+export const NO_MISLEADING_CHARACTERS = noMisleadingCharacters();
 
 type TextSays = { notText?: string; empty: string; tooLong: string };
 

@@ -4,7 +4,7 @@ import { EMAIL_RULE, hasAddressShape, isEmailAddress, isPhoneNumber, PHONE_RULE 
 import { validationError, type FieldErrors } from '../../lib/errors.js';
 import type { RequestContext } from '../../http/context.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
-import { holdsMisleadingCharacter, jsonRecord, MISLEADING_CHARACTERS_REFUSED, oneLineOfText, takingReadOnly, trimmedText } from '../../lib/validate.js';
+import { jsonRecord, noMisleadingCharacters, oneLineOfText, takingReadOnly, trimmedText } from '../../lib/validate.js';
 import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
@@ -82,7 +82,7 @@ export const MemberUpdateBody = takingReadOnly(v.strictObject({ roles: Roles }),
 const RedirectUrl = v.pipe(
   v.string('redirect_url must be a string'),
   v.maxLength(2048, 'redirect_url is at most 2048 characters'),
-  v.check((url) => !holdsMisleadingCharacter(url), `redirect_url ${MISLEADING_CHARACTERS_REFUSED}`),
+  noMisleadingCharacters('redirect_url'),
   v.check((url) => isLocalPath(url) || isAbsoluteHttpUrl(url), 'redirect_url is an absolute http(s) URL or a path starting with one / with no . or .. segment'),
   v.check(withoutUserinfo, `redirect_url ${USERINFO_REFUSED}`),
 );
