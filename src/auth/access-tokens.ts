@@ -17,6 +17,11 @@ export interface AccessClaims {
   sid: string;
   /** When the session started (ms), decoded from `sid` once per token. */
   sessionStart: number;
+  /**
+   * The creation instant (ms) of the user the token was issued for (`USER_CREATED_CLAIM`): which of the
+   * users ever made under its ID it belongs to. Undefined in a token issued before the claim.
+   */
+  userCreatedAt: number | undefined;
   appId: string;
 }
 
@@ -26,7 +31,12 @@ export interface IssueRequest {
   sessionId: string;
   authLevel: AuthLevel;
   isVerifiedUser: boolean;
+  /** The user's creation instant (ms), as `userCreatedAt` reads it from the user. */
+  userCreatedAt: number;
 }
+
+/** The private claim that carries `AccessClaims.userCreatedAt`. */
+export const USER_CREATED_CLAIM = 'uct';
 
 /** A session ID carries its start time (a ULID of that instant), which sign-out-everywhere compares with. */
 export const newSessionId = (at: number) => `sess_${ulid(at)}`;
@@ -104,6 +114,7 @@ export class AccessTokens {
     const aud = [`app:${request.appId}`];
     const token = await new SignJWT({
       sid: request.sessionId,
+      [USER_CREATED_CLAIM]: request.userCreatedAt,
       [`${prefix}app_user_id`]: request.userId,
       [`${prefix}auth_level`]: request.authLevel,
       [`${prefix}is_verified_user`]: request.isVerifiedUser,
@@ -116,7 +127,10 @@ export class AccessTokens {
       .setExpirationTime(exp)
       .setJti(jti)
       .sign(key.privateKey);
-    return { token, claims: { sub: request.userId, aud, iat, exp, jti, sid: request.sessionId, sessionStart: sessionStart(request.sessionId), appId: request.appId } };
+    return {
+      token,
+      claims: { sub: request.userId, aud, iat, exp, jti, sid: request.sessionId, sessionStart: sessionStart(request.sessionId), userCreatedAt: request.userCreatedAt, appId: request.appId },
+    };
   }
 
   /** Claims of a token whose signature, issuer and audience shape are valid. Expiry is the caller's check. */
@@ -179,6 +193,7 @@ const cacheKeyOf = (token: string) => token.slice(-12);
 function toClaims(payload: JWTPayload): AccessClaims {
   const aud = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
   const first = aud[0];
+  const userCreatedAt = payload[USER_CREATED_CLAIM];
   if (
     typeof payload.sub !== 'string' ||
     typeof payload.sid !== 'string' ||
@@ -186,7 +201,8 @@ function toClaims(payload: JWTPayload): AccessClaims {
     typeof payload.iat !== 'number' ||
     typeof payload.exp !== 'number' ||
     typeof first !== 'string' ||
-    !first.startsWith('app:')
+    !first.startsWith('app:') ||
+    (userCreatedAt !== undefined && typeof userCreatedAt !== 'number')
   ) {
     throw tokenRefused('The access token lacks required claims');
   }
@@ -198,6 +214,7 @@ function toClaims(payload: JWTPayload): AccessClaims {
     jti: payload.jti,
     sid: payload.sid,
     sessionStart: sessionStart(payload.sid),
+    userCreatedAt,
     appId: first.slice('app:'.length),
   };
 }

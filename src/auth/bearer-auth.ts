@@ -24,7 +24,7 @@ export function requireUser(tokens: AccessTokens, profiles: ProfileViews, clock:
     }
     // Read from LMDB on every request, never cached: a sign-out or a disable counts on the very next one.
     const signedIn = profiles.signedInView(appId, claims.sub);
-    assertSessionHolds(signedIn?.access, claims.sid, claims.sessionStart);
+    assertSessionHolds(signedIn?.access, claims.sid, claims.userCreatedAt, claims.sessionStart);
     ctx.caller = {
       kind: 'user',
       appId,

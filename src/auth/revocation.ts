@@ -10,8 +10,11 @@ export interface SessionMarks {
   revokedSessions: RevokedSession[];
 }
 
+/** When the user was created (ms). `meta.created` is set once, when the user is made, and never changes. */
+export const userCreatedAt = (user: UserContext): number => Date.parse(user.meta.created);
+
 export const sessionMarksOf = (user: UserContext): SessionMarks => ({
-  createdAt: Date.parse(user.meta.created),
+  createdAt: userCreatedAt(user),
   revokedBefore: user.revokedBefore,
   revokedSessions: user.revokedSessions,
 });
@@ -26,14 +29,21 @@ export function sessionStart(sid: string): number {
 }
 
 /**
- * Whether a session of this user is over: it started before the user was created (a user ID reused
- * after a deletion inherits nothing), at or before the user's last sign-out-everywhere (`<=`: the same
+ * Whether a session of this user is over: it is another user's (a user ID reused after a deletion
+ * inherits nothing), it started at or before the user's last sign-out-everywhere (`<=`: the same
  * millisecond counts; sessions started after it are stamped past it by SessionStore.start), or it was
- * revoked on its own.
+ * revoked on its own. `issuedFor` is the creation instant of the user the token was issued for: any
+ * other than this user's is an earlier user's, whatever the clock read then (stepped back, or the same
+ * millisecond). Without it, a session started before the user was created is an earlier user's: for a
+ * refresh token (whose session dies with its user, so this only restates it), and for an access token
+ * issued before tokens carried the instant, a use that lives only until the longest access-token
+ * lifetime (MAX_ACCESS_TOKEN_TTL_SECONDS) has passed since the upgrade.
  */
-export function sessionRevoked(marks: SessionMarks, sid: string, started = sessionStart(sid)): boolean {
+export function sessionRevoked(marks: SessionMarks, sid: string, issuedFor?: number, started = sessionStart(sid)): boolean {
   return (
-    started <= marks.revokedBefore || started < marks.createdAt || marks.revokedSessions.some((s) => s.sid === sid)
+    started <= marks.revokedBefore ||
+    (issuedFor === undefined ? started < marks.createdAt : issuedFor !== marks.createdAt) ||
+    marks.revokedSessions.some((s) => s.sid === sid)
   );
 }
 
@@ -41,11 +51,21 @@ export function sessionRevoked(marks: SessionMarks, sid: string, started = sessi
 export interface SessionOf {
   userId: string;
   sessionId: string;
+  /**
+   * When the user the request was authenticated as was created (ms): the token's own claim, or for a
+   * token without one the user that passed its time check. A user made again under its ID since is another.
+   */
+  userCreatedAt: number;
 }
 
-/** The 401 for a token whose user is gone (`undefined`) or disabled, or whose session is over. */
-export function assertSessionHolds(user: (SessionMarks & { state: string }) | undefined, sid: string, started = sessionStart(sid)): void {
+/** The 401 for a token whose user is gone (`undefined`) or disabled, or whose session is over (`sessionRevoked`). */
+export function assertSessionHolds(
+  user: (SessionMarks & { state: string }) | undefined,
+  sid: string,
+  issuedFor?: number,
+  started = sessionStart(sid),
+): void {
   if (!user) throw tokenRefused('The user of this token no longer exists');
   if (user.state === 'disabled') throw tokenRefused('The user is disabled', 'E_USER_DISABLED');
-  if (sessionRevoked(user, sid, started)) throw tokenRefused('The access token has been revoked', 'E_TOKEN_REVOKED');
+  if (sessionRevoked(user, sid, issuedFor, started)) throw tokenRefused('The access token has been revoked', 'E_TOKEN_REVOKED');
 }

@@ -1,6 +1,8 @@
+import { SignJWT } from 'jose';
 import type { TestServer } from './server.js';
 import { USER_KIND, userKey, type UserRef, type UserView } from '../../src/features/users/directory.js';
 import { startSession } from '../../src/features/sessions/sign-in.js';
+import { userCreatedAt } from '../../src/auth/revocation.js';
 
 /**
  * Ensures a user (by ID or address) in an app, starts it a session and issues it an access token
@@ -26,6 +28,22 @@ export async function tokenFor(
     sessionId,
     authLevel: user.context.auth_level,
     isVerifiedUser: user.context.auth_level === 'verified',
+    userCreatedAt: userCreatedAt(user.context),
   });
   return { userId, token, sessionId };
+}
+
+/**
+ * `token`'s claims as `edit` changes them, signed with the server's current key: a token the service
+ * would accept as its own, as one an older build issued.
+ */
+export async function resignedAsServer(
+  server: TestServer,
+  token: string,
+  edit: (claims: Record<string, unknown>) => Record<string, unknown>,
+): Promise<string> {
+  const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+  await server.deps.signingKeys.refresh();
+  const key = server.deps.signingKeys.current();
+  return new SignJWT(edit(claims)).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'JWT' }).sign(key.privateKey);
 }

@@ -2,15 +2,15 @@ import { callerUser } from '../../auth/bearer-auth.js';
 import type { RequestContext } from '../../http/context.js';
 
 /** A signed-in user acting on `/me`: the only kind that may answer an invite. */
-export type UserActing = { kind: 'user'; appId: string; userId: string; sessionId: string };
+export type UserActing = { kind: 'user'; appId: string; userId: string; sessionId: string; userCreatedAt: number };
 
 /** Who changes a group: a signed-in user (`/me`) with owner rights checked, or the application. */
 export type Acting = { kind: 'app'; appId: string } | UserActing;
 
 /** The bearer caller as a user acting; 401 for any other caller. */
 export function userActingOf(ctx: RequestContext): UserActing {
-  const { appId, userId, sessionId } = callerUser(ctx);
-  return { kind: 'user', appId, userId, sessionId };
+  const { appId, userId, sessionId, userCreatedAt } = callerUser(ctx);
+  return { kind: 'user', appId, userId, sessionId, userCreatedAt };
 }
 
 export function actingOf(ctx: RequestContext): Acting {

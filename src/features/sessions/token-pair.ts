@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
 import type { UserView } from '../users/directory.js';
+import { userCreatedAt } from '../../auth/revocation.js';
 
 /** What every sign-in and refresh answers. */
 export interface TokenPair {
@@ -23,6 +24,7 @@ export async function tokenPair(
     sessionId: sid,
     authLevel: user.context.auth_level,
     isVerifiedUser: user.context.auth_level === 'verified',
+    userCreatedAt: userCreatedAt(user.context),
   });
   return {
     access_token: token,

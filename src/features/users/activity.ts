@@ -62,7 +62,7 @@ export class ActivityStamps {
         // Between the step's check and this turn the user may have been disabled, signed out or removed
         // (and made again): a stamp is the caller's own user's.
         const user = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
-        if (user?.state !== 'enabled' || sessionRevoked(sessionMarksOf(user.context), caller.sessionId)) return;
+        if (user?.state !== 'enabled' || sessionRevoked(sessionMarksOf(user.context), caller.sessionId, caller.userCreatedAt)) return;
         this.users.change(turn, appId, userId, { type: 'user.touch', at: turn.now });
       });
     } catch (error) {

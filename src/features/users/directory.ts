@@ -107,7 +107,7 @@ export class UserDirectory {
    * well have come just after. 401 as from `requireUser`.
    */
   checkCaller(appId: string, caller: SessionOf): void {
-    assertSessionHolds(this.views.signedInView(appId, caller.userId)?.access, caller.sessionId);
+    assertSessionHolds(this.views.signedInView(appId, caller.userId)?.access, caller.sessionId, caller.userCreatedAt);
   }
 
   /** The caller's user, for a `/me` turn that holds its lock (so what is committed is the user as it is): see `checkCaller`. */

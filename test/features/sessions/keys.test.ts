@@ -3,6 +3,7 @@ import { createPublicKey, randomUUID, verify } from 'node:crypto';
 import { SignJWT, importJWK } from 'jose';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { meProbe, signInByLink } from '../../helpers/sign-in.js';
+import { resignedAsServer } from '../../helpers/tokens.js';
 import { manualClock } from '../../../src/lib/clock.js';
 import { SigningKeys, rotateSigningKeys, type StoredKey } from '../../../src/auth/signing-keys.js';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../../../src/config.js';
@@ -46,7 +47,7 @@ t.test('the metadata is also where RFC 8414 §3 has a client that knows only the
   }
 });
 
-t.test('an access token carries exactly the ADDENDUM §4 claims and verifies against the JWKS', async (t) => {
+t.test('an access token carries exactly the ADDENDUM §4 claims and uct (API.md), and verifies against the JWKS', async (t) => {
   const clock = manualClock();
   const server = await startServer(t, { clock });
   const signedIn = await signInByLink(server, 'ada@example.com');
@@ -69,6 +70,7 @@ t.test('an access token carries exactly the ADDENDUM §4 claims and verifies aga
     'jti',
     'sid',
     'sub',
+    'uct',
     `${prefix}app_user_id`,
     `${prefix}auth_level`,
     `${prefix}is_verified_user`,
@@ -83,9 +85,22 @@ t.test('an access token carries exactly the ADDENDUM §4 claims and verifies aga
   t.equal(claims[`${prefix}app_user_id`], signedIn.app_user_id);
   t.equal(claims[`${prefix}auth_level`], 'verified');
   t.equal(claims[`${prefix}is_verified_user`], true);
+  const profile = await meProbe(server, signedIn.access_token);
+  t.equal(claims.uct, Date.parse(profile.body.meta.created), "the user's creation instant, which tells it from a user made again under its ID");
 
   const forged = Buffer.from(JSON.stringify({ ...claims, sub: 'someone_else' })).toString('base64url');
   t.notOk(verifiedByJwks(`${header}.${forged}.${signedIn.access_token.split('.')[2]}`, jwks), 'the check itself can fail');
+});
+
+t.test("a token whose user's creation instant (uct) is not a number is refused, though its key signed it", async (t) => {
+  const server = await startServer(t, { clock: manualClock() });
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  for (const uct of [String(Date.now()), null, [1]]) {
+    const token = await resignedAsServer(server, signedIn.access_token, (claims) => ({ ...claims, uct }));
+    const res = await meProbe(server, token);
+    t.equal(res.status, 401, JSON.stringify(uct));
+    t.equal(res.body.code, 'E_UNAUTHORIZED');
+  }
 });
 
 t.test('rotation keeps the old public key published and valid until its tokens have expired', async (t) => {

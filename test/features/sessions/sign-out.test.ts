@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import { startServer, type TestServer } from '../../helpers/server.js';
 import { linkPath, meProbe as probe, refreshWith as refresh, requestLink, signInByLink, type SignedIn } from '../../helpers/sign-in.js';
+import { resignedAsServer } from '../../helpers/tokens.js';
 import { manualClock } from '../../../src/lib/clock.js';
 
 const platformSignOut = (server: TestServer, userId: string, body?: unknown) =>
@@ -158,7 +159,7 @@ t.test('a user ID reused after a deletion inherits no session, token or link', a
   const pending = (await requestLink(server, 'ada@example.com', { user_id: 'ext-7' })).body.link;
   t.equal((await probe(server, old.body.access_token)).status, 200);
 
-  // Sessions and links are told apart from the new user's by time, at millisecond resolution.
+  // A millisecond on: the new user is made at another instant than the deleted one, which tells their tokens apart.
   clock.advance(1);
   const userPath = `/applications/${server.app.id}/users/ext-7/data`;
   t.equal((await server.request('DELETE', userPath, { app: server.app })).status, 204);
@@ -175,6 +176,54 @@ t.test('a user ID reused after a deletion inherits no session, token or link', a
   const dead = await redeem(server, pending);
   t.equal(dead.status, 404, "the deleted user's link is unknown");
   t.equal(dead.body.code, 'E_LINK_NOT_FOUND');
+});
+
+t.test("a user made again under a deleted user's ID refuses its access tokens, whatever the clock reads", async (t) => {
+  const steps: Array<[string, number]> = [
+    ['stepped back an hour (NTP) before the re-creation', -3600_000],
+    ['standing in the millisecond the deleted user signed in', 0],
+  ];
+  for (const [when, step] of steps) {
+    t.test(when, async (t) => {
+      const clock = manualClock();
+      const server = await startServer(t, { clock });
+      const made = await requestLink(server, 'ada@example.com', { user_id: 'ext-7' });
+      clock.advance(1);
+      const old = (await redeem(server, made.body.link)).body;
+      t.equal((await probe(server, old.access_token)).status, 200);
+      const userPath = `/applications/${server.app.id}/users/ext-7/data`;
+      t.equal((await server.request('DELETE', userPath, { app: server.app })).status, 204);
+      clock.advance(step);
+      t.equal((await server.request('PUT', userPath, { app: server.app, body: { data: { email: 'other@example.com' } } })).status, 200);
+
+      // The old session started at or after the new user's creation: only the instant its token names tells them apart.
+      await assertDead(t, server, old);
+      const fresh = await redeem(server, (await requestLink(server, 'other@example.com', { user_id: 'ext-7' })).body.link);
+      t.equal((await probe(server, fresh.body.access_token)).status, 200, "the new user's own tokens hold");
+    });
+  }
+});
+
+t.test("an access token from before tokens named their user's creation keeps the time check until it expires", async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const signedIn = await signInByLink(server, 'ada@example.com');
+  const withoutCreation = await resignedAsServer(server, signedIn.access_token, ({ uct, ...claims }) => claims);
+  t.equal((await probe(server, withoutCreation)).status, 200, 'accepted without the claim');
+  const userPath = `/applications/${server.app.id}/users/${signedIn.app_user_id}/data`;
+  const remake = async (step: number) => {
+    t.equal((await server.request('DELETE', userPath, { app: server.app })).status, 204);
+    clock.advance(step);
+    t.equal((await server.request('PUT', userPath, { app: server.app, body: { data: { email: 'ada@example.com' } } })).status, 200);
+  };
+
+  await remake(-3600_000);
+  t.equal((await probe(server, signedIn.access_token)).status, 401, 'a token that names its user is refused');
+  t.equal((await probe(server, withoutCreation)).status, 200, 'one that does not started after the new user was made: the old rule lets it through');
+  await remake(3600_000 + 1);
+  const refused = await probe(server, withoutCreation);
+  t.equal(refused.status, 401, 'once the new user was made after its session started, it is refused');
+  t.equal(refused.body.code, 'E_TOKEN_REVOKED');
 });
 
 t.test('sign-out everywhere after the clock was stepped back still ends the sessions started before the step', async (t) => {
