@@ -39,8 +39,8 @@ interface Model {
   links: ModelLink[];
   /** How many times the signing keys were rotated with `revoke`: tokens signed before are refused. */
   keyEpoch: number;
-  /** The latest the clock has read, though it was stepped back since. */
-  latest: number;
+  /** When each user was made (ms): what its access tokens name it by. */
+  createdAt: number[];
 }
 
 type Op =
@@ -52,7 +52,7 @@ type Op =
   | { kind: 'meSignOut'; session: number; all: boolean }
   | { kind: 'setState'; who: number; disabled: boolean }
   | { kind: 'deleteUser'; who: number }
-  | { kind: 'recreate'; who: number }
+  | { kind: 'recreate'; who: number; stepBack: boolean }
   | { kind: 'platformLink'; who: number }
   | { kind: 'meLink'; session: number }
   | { kind: 'redeem'; link: number }
@@ -69,8 +69,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('signOutRefresh' as const), who: fc.nat(1) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('meSignOut' as const), session: fc.nat(), all: fc.boolean() }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('setState' as const), who: fc.nat(1), disabled: fc.boolean() }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('deleteUser' as const), who: fc.nat(1) }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('recreate' as const), who: fc.nat(1) }), weight: 1 },
+  { arbitrary: fc.record({ kind: fc.constant('deleteUser' as const), who: fc.nat(1) }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('recreate' as const), who: fc.nat(1), stepBack: fc.boolean() }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant('platformLink' as const), who: fc.nat(1) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('meLink' as const), session: fc.nat() }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('redeem' as const), link: fc.nat() }), weight: 2 },
@@ -105,7 +105,11 @@ async function platformLink(m: Model, who: number): Promise<ModelLink | string> 
   const res = await requestLink(m.server, EMAILS[who]);
   if (res.status !== 200) return `platform link: ${res.status} ${res.text}`;
   // The address of a deleted user names a new one.
-  if (m.userIds[who] === undefined || m.deleted[who]) ((m.userIds[who] = res.body.app_user_id), (m.deleted[who] = false), (m.disabled[who] = false));
+  if (m.userIds[who] === undefined || m.deleted[who]) {
+    m.userIds[who] = res.body.app_user_id;
+    m.createdAt[who] = m.clock.now();
+    ((m.deleted[who] = false), (m.disabled[who] = false));
+  }
   if (res.body.app_user_id !== m.userIds[who]) return `platform link for ${res.body.app_user_id}, not ${m.userIds[who]}`;
   const link: ModelLink = { who, path: linkPath(res.body.link), used: false, revoked: false, forgotten: false };
   m.links.push(link);
@@ -219,15 +223,17 @@ async function step(m: Model, o: Op): Promise<string | undefined> {
     }
     case 'recreate': {
       if (!m.deleted[o.who]) return;
-      // Past every session the deleted user started (API.md: told apart at millisecond resolution; a
-      // session may be stamped past sign-outs of its millisecond), though the clock was stepped back since.
-      m.clock.set(Math.max(m.clock.now(), m.latest) + 100);
+      // At the clock as it reads (in the millisecond of the deleted user's sessions, say), or stepped back
+      // an hour first (NTP), but for the one case nothing tells apart (API.md): the very millisecond the
+      // deleted user was made in.
+      if (o.stepBack) m.clock.advance(-3600_000);
+      if (m.clock.now() === m.createdAt[o.who]) m.clock.advance(1);
       const res = await server.request('PUT', `/applications/${server.app.id}/users/${m.userIds[o.who]}/data`, {
         app: server.app,
         body: { data: { email: EMAILS[o.who] } },
       });
       if (res.status !== 200) return `user made again: ${res.status} ${res.text}`;
-      ((m.deleted[o.who] = false), (m.disabled[o.who] = false));
+      ((m.deleted[o.who] = false), (m.disabled[o.who] = false), (m.createdAt[o.who] = m.clock.now()));
       return;
     }
     case 'rotateKeys': {
@@ -238,7 +244,6 @@ async function step(m: Model, o: Op): Promise<string | undefined> {
       return jwks.body.keys.some((k: { kid: string }) => k.kid === kid) ? undefined : `the JWKS lacks the new key ${kid}`;
     }
     case 'tick': {
-      m.latest = Math.max(m.latest, m.clock.now());
       m.clock.advance(o.ms);
       return;
     }
@@ -257,7 +262,7 @@ t.test('sessions and links behave like the model under any sequence of sign-ins,
       const clock = manualClock();
       const server = await startServer(t, { clock });
       try {
-        const m: Model = { server, clock, userIds: [], disabled: [false, false], deleted: [false, false], sessions: [], links: [], keyEpoch: 0, latest: clock.now() };
+        const m: Model = { server, clock, userIds: [], disabled: [false, false], deleted: [false, false], sessions: [], links: [], keyEpoch: 0, createdAt: [] };
         const start: Op[] = [{ kind: 'signIn', who: 0 }, { kind: 'signIn', who: 1 }];
         for (const o of [...start, ...ops]) {
           const mismatch = await step(m, o);
