@@ -7,15 +7,18 @@ import { withServices } from '../../src/cli/services.js';
 import { loadConfig } from '../../src/config.js';
 import { manualClock } from '../../src/lib/clock.js';
 import { seededRandom } from '../helpers/seeded-random.js';
+import { blackPng } from '../helpers/png.js';
 
 /**
  * Rounds of concurrent requests drawn from a seeded generator; after each round every answer is a
  * documented status and the reads agree with the answers, and at the end `verify` finds nothing.
  * Answers to concurrent requests may differ by interleaving: only what holds for every one is asserted.
- * RACE_SEED=<n> runs another seed (the seed is printed on failure).
+ * RACE_SEED=<n> runs another seed (the seed is printed on failure); RACE_ROUNDS runs more rounds, and
+ * RACE_WIDTH more requests at once (a round sends between it and 2.5 times it).
  */
 const SEED = Number(process.env.RACE_SEED ?? 0x5eed);
 const ROUNDS = Number(process.env.RACE_ROUNDS ?? 15);
+const WIDTH = Number(process.env.RACE_WIDTH ?? 20);
 
 /** Draws from a seeded sequence (the same for the same seed). */
 function prng(seed: number) {
@@ -73,6 +76,8 @@ t.test(`concurrent requests keep every answer documented and every read consiste
   const logLines: string[] = [];
   const server = await startServer(t, { dataDir, clock, env: { SVC_LOG_LEVEL: 'warn' }, logDestination: { write: (line: string) => void logLines.push(line) } });
   const app = server.app;
+  // An image field, so that uploads, removals and previews meet user deletes and each other.
+  await server.deps.apps.update(app.id, { schema: { fields: { avatar: { type: 'image', user_readable: true, user_writable: true } }, allow_unknown_fields: true } });
   const random = prng(SEED);
   const model: Model = { users: [], sessions: [], groups: [], members: [], invites: [], links: [], clients: [] };
 
@@ -115,6 +120,14 @@ t.test(`concurrent requests keep every answer documented and every read consiste
     const res = await platform('POST', '/oidc-clients', { name: `Client ${c}` });
     model.clients.push({ clientId: res.body.id, credentialIds: [res.body.credentials[0].client_id] });
   }
+
+  /** A multipart field body holding a PNG of its own size (so of its own SHA-256). */
+  const avatarUpload = () => {
+    const form = new FormData();
+    form.set('value', new Blob([new Uint8Array(blackPng(8 + random.int(200), 8 + random.int(200)))], { type: 'image/png' }), 'a.png');
+    return form;
+  };
+  const previewSize = () => random.any(['small', 'medium', 'large']);
 
   // Every generated request: a name, the statuses the docs allow it, and the request.
   const generators: Array<() => Promise<Outcome> | undefined> = [
@@ -230,6 +243,27 @@ t.test(`concurrent requests keep every answer documented and every read consiste
       const s = random.pick(model.sessions)!;
       const value = random.chance(0.7) ? `M${random.int(1000)}` : null;
       return outcome('field put (me)', [200, 401], me(s, 'PUT', `/me/applications/${app.id}/data/fields/first_name`, { value }));
+    },
+    // Files: an image uploaded, replaced, removed and previewed (503: the decode gate's queue is full).
+    () => {
+      const u = random.pick(model.users)!;
+      const path = `/applications/${app.id}/users/${u}/data/fields/avatar`;
+      return random.chance(0.6)
+        ? outcome('avatar upload (app)', [200, 404, 503], server.request('PUT', path, { app, rawBody: avatarUpload() }))
+        : outcome('avatar remove (app)', [200, 404], platform('PUT', `/users/${u}/data/fields/avatar`, { value: null }));
+    },
+    () => {
+      const s = random.pick(model.sessions)!;
+      return outcome('avatar upload (me)', [200, 401, 503], server.request('PUT', `/me/applications/${app.id}/data/fields/avatar`, { token: s.access, rawBody: avatarUpload() }));
+    },
+    () => {
+      const query = `?preview=${previewSize()}`;
+      if (random.chance(0.5)) {
+        const u = random.pick(model.users)!;
+        return outcome('avatar preview (app)', [200, 404, 503], server.request('GET', `/applications/${app.id}/users/${u}/data/fields/avatar${query}`, { app }));
+      }
+      const s = random.pick(model.sessions)!;
+      return outcome('avatar preview (me)', [200, 401, 404, 503], me(s, 'GET', `/me/applications/${app.id}/data/fields/avatar${query}`));
     },
     () => {
       // An address moving between users: links sent to it, and lookups by it, must follow.
@@ -375,6 +409,8 @@ t.test(`concurrent requests keep every answer documented and every read consiste
     }
   }
 
+  // How often each generated request got each answer, told at the end: what a seed explored.
+  const answered = new Map<string, number>();
   for (let round = 0; round < ROUNDS; round++) {
     await replenish();
     deletedPaths = [];
@@ -384,7 +420,7 @@ t.test(`concurrent requests keep every answer documented and every read consiste
     deletedCredentials = [];
     roundStart = model.sessions.length;
     clock.advance(61_000);
-    const size = 20 + random.int(31);
+    const size = WIDTH + random.int(Math.ceil(WIDTH * 1.5) + 1);
     const pending: Promise<Outcome>[] = [];
     while (pending.length < size) {
       const made = random.any(generators)();
@@ -397,7 +433,10 @@ t.test(`concurrent requests keep every answer documented and every read consiste
       [],
       `round ${round} (seed ${SEED}): every answer of ${size} concurrent requests is documented`,
     );
-    for (const { res, after } of outcomes) after?.(res);
+    for (const { op, res, after } of outcomes) {
+      answered.set(`${op} ${res.status}`, (answered.get(`${op} ${res.status}`) ?? 0) + 1);
+      after?.(res);
+    }
     await checkRound(t, server, round);
     t.same(logLines.splice(0), [], `round ${round} (seed ${SEED}): nothing was logged as a warning or an error`);
   }
@@ -507,6 +546,7 @@ t.test(`concurrent requests keep every answer documented and every read consiste
     model.users = [...userIds, ...gone(model.users, (u) => userIds.includes(u))];
   }
 
+  t.comment([...answered].sort().map(([answer, count]) => `${answer}: ${count}`).join(', '));
   await server.close();
   const report = await withServices(loadConfig({ SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'silent' }), (deps) => verifyStore(deps, allInvariants), {
     readOnly: true,
