@@ -106,6 +106,45 @@ const signOutEverywhere: WriteKind<{ userId: string; token: string }> = {
   },
 };
 
+interface EndedAck {
+  access: string;
+  /** The session's live refresh token when it was ended. */
+  refresh: string;
+}
+
+/**
+ * Signs a new user in by magic link and refreshes, then ends that one session: by its own `/me`
+ * sign-out (even n) or by reusing the spent first refresh token (odd n: refused, and the session ends).
+ * Acknowledged = the 204, or the reuse's 400: the session's access and refresh tokens are dead for good.
+ */
+const sessionEnded: WriteKind<EndedAck> = {
+  name: 'one session ended (/me sign-out, or refresh token reused)',
+  async write(context, n) {
+    const made = await call(context, 'POST', '/hub/auth/magic', {
+      body: { verification_type: 'email', data: { email: `crash-ended-${n}@example.com` } },
+    });
+    if (made.status !== 200) return undefined;
+    const signedIn = await call(context, 'GET', new URL(made.body.link).pathname);
+    if (signedIn.status !== 200) return undefined;
+    const refreshed = await call(context, 'POST', '/hub/auth/token', { body: { refresh_token: signedIn.body.refresh_token } });
+    if (refreshed.status !== 200) return undefined;
+    const ack = { access: refreshed.body.access_token, refresh: refreshed.body.refresh_token };
+    if (n % 2 === 0) {
+      const out = await call(context, 'POST', `/me/applications/${context.defaultApp.id}/signout`, { token: ack.access, body: { sign_out_all: false } });
+      return out.status === 204 ? ack : undefined;
+    }
+    const reused = await call(context, 'POST', '/hub/auth/token', { body: { refresh_token: signedIn.body.refresh_token } });
+    return reused.body?.code === 'E_INVALID_REFRESH_TOKEN' ? ack : undefined;
+  },
+  async missing(context, acks) {
+    return lostAmong(acks, async (ack) => {
+      const me = await call(context, 'GET', `/me/applications/${context.defaultApp.id}/data`, { token: ack.access });
+      const refreshed = await call(context, 'POST', '/hub/auth/token', { body: { refresh_token: ack.refresh } });
+      return me.body?.code !== 'E_TOKEN_REVOKED' || refreshed.body?.code !== 'E_INVALID_REFRESH_TOKEN';
+    });
+  },
+};
+
 interface SpentAck {
   link: string;
   /** The refresh token the sign-in issued, once a refresh has rotated it away. */
@@ -194,6 +233,7 @@ export const writeKinds: WriteKind<any>[] = [
   credentialCreate,
   profileUpsert,
   signOutEverywhere,
+  sessionEnded,
   spentOnce,
   groupStory,
   ...removalKinds,
