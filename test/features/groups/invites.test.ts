@@ -4,6 +4,9 @@ import { tokenFor } from '../../helpers/tokens.js';
 import { linkPath, profileOf, registerRedirects } from '../../helpers/sign-in.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
+import { manualClock } from '../../../src/lib/clock.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { allInvariants } from '../../../src/verify/all.js';
 
 t.test('the invite story: an address with no user → pending member → accepted → active', async (t) => {
   const server = await startServer(t);
@@ -481,4 +484,29 @@ t.test("on /me an invite shows its email or phone only where the app lets users 
   t.same(addressOf((await as(server, ada).put(`/me/groups/${group.id}/invites/${byEmail.id}`, { roles: ['x'] })).body), hidden, 'an update');
   const seen = (await api.get(`/groups/${group.id}/invites/${byEmail.id}`)).body;
   t.match(seen, { email: 'bob@example.com', user_lookup_value: 'bob@example.com' }, 'the platform sees it');
+});
+
+t.test('after the clock is stepped back (NTP), users made in the span it reads again are invited, and verify finds nothing', async (t) => {
+  const clock = manualClock();
+  const server = await startServer(t, { clock });
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  t.equal((await api.put('/users/cy/data', { data: { email: 'cy@example.com' } })).status, 200);
+  const { group } = await groupOf(server, ada);
+  clock.advance(-3600_000);
+  const invites = [
+    await as(server, ada).post(`/me/groups/${group.id}/invites`, { user_id: bob.userId, roles: [] }),
+    await api.post(`/groups/${group.id}/invites`, { email: 'cy@example.com', roles: [] }),
+  ];
+  t.same(invites.map((res) => res.status), [200, 200]);
+  const made = (userId: string) => Date.parse(server.deps.users.get(server.app.id, userId)!.context.meta.created);
+  for (const { invitation } of invites.map((res) => res.body)) {
+    t.ok(Date.parse(invitation.created_at) >= made(invitation.ensured_user_id), 'the invite is stamped no earlier than its user');
+  }
+  t.same(verifyStore(server.deps, allInvariants).problems, [], 'verify takes them for invites of their users');
+  const bobs = await tokenFor(server, { user_id: bob.userId });
+  t.equal((await as(server, bobs).post(`/me/groups/${group.id}/invites/${invites[0].body.invitation.id}/accept`)).status, 200);
+  t.equal((await server.request('GET', linkPath(invites[1].body.link), { headers: { accept: 'application/json' } })).status, 200, "cy's link accepts hers");
+  t.same(verifyStore(server.deps, allInvariants).problems, [], 'and once they are accepted');
 });
