@@ -70,7 +70,7 @@ t.test(`concurrent requests keep every answer documented and every read consiste
     if (!t.passing()) console.error(`race generator failed with RACE_SEED=${SEED}`);
   });
   const dataDir = t.testdir();
-  // A minute passes between rounds: each user's first `/me` call in a round stamps `last_active`, a write of its own.
+  // A minute passes between rounds (or the clock is stepped back): each user's first `/me` call in a round stamps `last_active`, a write of its own.
   const clock = manualClock(Date.now());
   // Warnings and errors: a stamp or an effect that failed is logged, not answered.
   const logLines: string[] = [];
