@@ -5,6 +5,7 @@ import type { GroupContext, GroupEvent, GroupTally } from '../../../machines/gro
 import type { MemberContext, MemberEvent, MemberInput } from '../../../machines/member.machine.js';
 import type { InviteContext, InviteEvent, InviteInput } from '../../../machines/invite.machine.js';
 import type { UserContext } from '../../../machines/user.machine.js';
+import { userCreatedAt } from '../../auth/revocation.js';
 import type { Hold } from './locking.js';
 import type { GroupMemberships } from './memberships.js';
 import type { InviteIndex } from './invite-index.js';
@@ -175,7 +176,7 @@ export class GroupEdit {
       appId: this.appId,
       id: inviteId,
       groupId: this.groupId,
-      at: Math.max(this.turn.now, user ? Date.parse(user.context.meta.created) : 0),
+      at: Math.max(this.turn.now, user ? userCreatedAt(user.context) : 0),
     } satisfies InviteInput);
     this.deps.invites.add(this.turn, invite);
     this.delta.invites += 1;
