@@ -1,11 +1,9 @@
 import { conflict, forbidden, limitReached, notFound } from '../../lib/errors.js';
-import { USER_KIND, userKey, userLock } from '../users/directory.js';
+import { stampForUser, userLock } from '../users/directory.js';
 import type { Turn } from '../../runtime/runtime.js';
 import type { GroupContext, GroupEvent, GroupTally } from '../../../machines/group.machine.js';
 import type { MemberContext, MemberEvent, MemberInput } from '../../../machines/member.machine.js';
 import type { InviteContext, InviteEvent, InviteInput } from '../../../machines/invite.machine.js';
-import type { UserContext } from '../../../machines/user.machine.js';
-import { userCreatedAt } from '../../auth/revocation.js';
 import type { Hold } from './locking.js';
 import type { GroupMemberships } from './memberships.js';
 import type { InviteIndex } from './invite-index.js';
@@ -168,15 +166,12 @@ export class GroupEdit {
 
   addInvite(inviteId: string, input: NewInvite): InviteView {
     this.hold([inviteLock(this.appId, this.groupId, inviteId)]);
-    // Not before its user's creation, though the clock was stepped back since (NTP): it would read as an
-    // invite of a user deleted and made again (verify's 'invited users').
-    const user = this.turn.get<UserContext>(USER_KIND, userKey(this.appId, input.ensuredUserId));
     const invite = this.turn.create<InviteContext>(INVITE_KIND, inviteKey(this.appId, this.groupId, inviteId), {
       ...input,
       appId: this.appId,
       id: inviteId,
       groupId: this.groupId,
-      at: Math.max(this.turn.now, user ? userCreatedAt(user.context) : 0),
+      at: stampForUser(this.turn, this.appId, input.ensuredUserId),
     } satisfies InviteInput);
     this.deps.invites.add(this.turn, invite);
     this.delta.invites += 1;

@@ -8,8 +8,7 @@ import { tokenKey } from '../../lib/secrets.js';
 import type { Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
 import type { AddressKind } from '../users/addresses.js';
-import { USER_KIND, userKey } from '../users/directory.js';
-import type { UserContext } from '../../../machines/user.machine.js';
+import { stampForUser } from '../users/directory.js';
 import type { LinkPurpose, LinkPurposes } from './purposes.js';
 
 /** A spent or expired link still answers 410 for this long after its expiry; then it is forgotten (404). */
@@ -89,10 +88,7 @@ export class MagicLinks {
     }
     const id = randomToken();
     const ref = tokenKey(this.pepper, id);
-    // Not before its user's creation, though the clock was stepped back since (NTP): it would read as a
-    // link of a user deleted before (redeemLink).
-    const user = turn.get<UserContext>(USER_KIND, userKey(request.appId, request.userId));
-    const createdAt = Math.max(turn.now, user ? Date.parse(user.context.meta.created) : 0);
+    const createdAt = stampForUser(turn, request.appId, request.userId);
     const record: LinkRecord = { ...request, createdAt, state: 'pending' };
     turn.put(this.links, ref, record);
     turn.put(this.byUser, [request.appId, request.userId, request.expiresAt, ref], true);

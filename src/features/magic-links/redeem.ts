@@ -1,4 +1,5 @@
 import { linkExpired, notFound, unauthorized } from '../../lib/errors.js';
+import { userCreatedAt } from '../../auth/revocation.js';
 import { userLock } from '../users/directory.js';
 import { FIELD_OF, holdsAddress } from '../users/addresses.js';
 import { tokenPair, type TokenPair } from '../sessions/token-pair.js';
@@ -31,7 +32,7 @@ export async function redeemLink(deps: Deps, id: string): Promise<{ tokens: Toke
     if (link.expiresAt <= turn.now) throw linkExpired('The link has expired');
     const current = deps.users.get(appId, userId);
     // A user ID reused after a deletion does not inherit the links of the deleted user.
-    if (!current || link.createdAt < Date.parse(current.context.meta.created)) {
+    if (!current || link.createdAt < userCreatedAt(current.context)) {
       throw linkExpired('The user of this link no longer exists');
     }
     // The address moved on (to another user, say): whoever holds it now is not this user.

@@ -1,5 +1,5 @@
 import { newSessionId, sessionIdAfter } from '../../auth/access-tokens.js';
-import { sessionStart } from '../../auth/revocation.js';
+import { sessionStart, userCreatedAt } from '../../auth/revocation.js';
 import { MAX_ACCESS_TOKEN_TTL_SECONDS } from '../../config.js';
 import { randomToken } from '../../lib/ids.js';
 import { tokenKey } from '../../lib/secrets.js';
@@ -89,10 +89,10 @@ export class SessionStore {
    * sign-out-everywhere of that millisecond (which reads `newestStart`).
    */
   start(turn: Turn, user: UserView): { sid: string; refreshToken: string } {
-    const { appId, id: userId, revokedBefore, meta } = user.context;
+    const { appId, id: userId, revokedBefore } = user.context;
     const newest = this.newest.get([appId, userId]);
     const newestStart = newest === undefined ? 0 : sessionStart(newest);
-    const at = Math.max(turn.now, revokedBefore + 1, Date.parse(meta.created), newestStart);
+    const at = Math.max(turn.now, revokedBefore + 1, userCreatedAt(user.context), newestStart);
     // The next millisecond only when the newest ID's random part is the largest there is: never in practice.
     const sid = at === newestStart ? (sessionIdAfter(newest!) ?? newSessionId(at + 1)) : newSessionId(at);
     const refreshToken = this.issue(turn, appId, userId, sid);

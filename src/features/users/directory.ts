@@ -1,5 +1,5 @@
 import { notFound } from '../../lib/errors.js';
-import { assertSessionHolds, type SessionOf } from '../../auth/revocation.js';
+import { assertSessionHolds, userCreatedAt, type SessionOf } from '../../auth/revocation.js';
 import { newId } from '../../lib/ids.js';
 import { actorLockKey, type ActorRuntime, type ActorView, type Turn } from '../../runtime/runtime.js';
 import { HIGH_KEY, type Database, type Key, type Store } from '../../storage/store.js';
@@ -12,6 +12,16 @@ import { checkNewUserId } from './schemas.js';
 
 export const USER_KIND = 'user';
 export const userKey = (appId: string, userId: string): Key[] => [appId, userId];
+
+/**
+ * The instant a turn stamps on what it makes for a user (a link, an invite): its own, or the user's
+ * creation when the clock reads earlier, stepped back since (NTP), which would make it read as made for
+ * a user deleted before (redeemLink, verify's 'invited users').
+ */
+export function stampForUser(turn: Turn, appId: string, userId: string): number {
+  const user = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
+  return Math.max(turn.now, user ? userCreatedAt(user.context) : 0);
+}
 export const userLock = (appId: string, userId: string) => actorLockKey(USER_KIND, userKey(appId, userId));
 /** Held while a turn may create a user with this address, so two turns never both create one. */
 export const addressLock = (appId: string, kind: AddressKind, value: string) =>
