@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { compiledService } from './build.js';
+import { ENDS_WITH_TEST } from './ends-with-test.js';
 import type { TestApp } from './server.js';
 
 interface Tap {
@@ -39,11 +40,15 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 export const logEntries = (text: string): LogEntry[] =>
   text.split('\n').flatMap((line) => (line.startsWith('{') && line.endsWith('}') ? [JSON.parse(line)] : []));
 
-/** `node ...args`, under `ulimit -f` when `fileSizeLimitKiB` is given: a full disk, for this process alone. */
+/**
+ * `node ...args`, ending with this test process (`ENDS_WITH_TEST`), under `ulimit -f` when
+ * `fileSizeLimitKiB` is given: a full disk, for this process alone.
+ */
 function nodeCommand(args: string[], fileSizeLimitKiB: number | undefined): [string, string[]] {
-  if (fileSizeLimitKiB === undefined) return [process.execPath, args];
+  const node = [...ENDS_WITH_TEST, ...args];
+  if (fileSizeLimitKiB === undefined) return [process.execPath, node];
   // POSIX sh counts `ulimit -f` in blocks of 512 bytes.
-  return ['/bin/sh', ['-c', `ulimit -f ${fileSizeLimitKiB * 2} && exec "$@"`, 'sh', process.execPath, ...args]];
+  return ['/bin/sh', ['-c', `ulimit -f ${fileSizeLimitKiB * 2} && exec "$@"`, 'sh', process.execPath, ...node]];
 }
 
 const DEFAULT_APP_LINE = /^\s+app (id|key|secret):\s+(\S+)$/gm;
@@ -66,7 +71,7 @@ export async function startChildServer(
   const main = join(await compiledService(), 'src', 'main.js');
   const child = spawn(...nodeCommand([...(options.nodeFlags ?? []), main], options.fileSizeLimitKiB), {
     env: childEnv({ HOST: '127.0.0.1', PORT: '0', SVC_LOG_LEVEL: 'info', ...options.env, SVC_DATA_DIR: options.dataDir }),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
@@ -117,7 +122,7 @@ export async function runEntry(
   const script = join(await compiledService(), 'src', `${entry}.js`);
   const child = spawn(...nodeCommand([script, ...args], options.fileSizeLimitKiB), {
     env: childEnv({ ...options.env, SVC_DATA_DIR: options.dataDir }),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';

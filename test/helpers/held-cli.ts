@@ -2,17 +2,18 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compiledService } from './build.js';
+import { ENDS_WITH_TEST } from './ends-with-test.js';
 
 interface Tap {
   teardown(fn: () => unknown): void;
 }
 
 /**
- * Runs `node <args>` on `dataDir`, which holds still once it prints `paused` (until SIGUSR2); resolves
+ * Runs `node <args>` on `dataDir` (ending with this test process), which holds still once it prints `paused` (until SIGUSR2); resolves
  * with the child once it does, and its exit code promise.
  */
 export async function pausedChild(t: Tap, args: string[], dataDir: string) {
-  const child = spawn(process.execPath, args, { env: { ...process.env, NODE_OPTIONS: '', SVC_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...ENDS_WITH_TEST, ...args], { env: { ...process.env, NODE_OPTIONS: '', SVC_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'] });
   t.teardown(() => child.kill('SIGKILL'));
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

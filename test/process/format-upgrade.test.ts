@@ -5,6 +5,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { compiledService } from '../helpers/build.js';
+import { ENDS_WITH_TEST } from '../helpers/ends-with-test.js';
+import { isRunning, isZombie } from '../helpers/process-state.js';
 import { runEntry, startChildServer } from '../helpers/child.js';
 import { format6DataDir, formatOf } from '../helpers/older-format.js';
 import { FORMAT_VERSION } from '../../src/storage/migrations.js';
@@ -50,21 +52,6 @@ t.test('an upgrade that fails stops the start with its reason, and the data dir 
   t.equal(await formatOf(dataDir), 6);
 });
 
-/** Whether process `pid` has ended but not been reaped by its parent (state `Z` in `/proc/<pid>/stat`). */
-const isZombie = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-};
-
-/** Whether process `pid` runs: it exists and has not ended (a reparented child nothing reaps is left a zombie). */
-const isRunning = (pid: number) => {
-  try {
-    return !isZombie(pid);
-  } catch {
-    return false;
-  }
-};
-
 /**
  * Starts the compiled server on `dataDir` (of an older format) and waits for the line that logs its
  * upgrade, which names the upgrade's child and the port answered on meanwhile; both processes are
@@ -72,9 +59,10 @@ const isRunning = (pid: number) => {
  */
 async function serverUpgrading(t: Test, dataDir: string, port = 0) {
   const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
-  const server = spawn(process.execPath, [join(await compiledService(), 'src', 'main.js')], {
+  // Its upgrade's child inherits the flags and standard input, and so ends with this test process too.
+  const server = spawn(process.execPath, [...ENDS_WITH_TEST, join(await compiledService(), 'src', 'main.js')], {
     env: { ...env, HOST: '127.0.0.1', PORT: String(port), SVC_PUBLIC_URL: 'http://svc.test', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   t.teardown(() => server.kill('SIGKILL'));
   let stderr = '';
@@ -237,9 +225,9 @@ t.test('an upgrade that finds the disk full stops the start, and the data dir ke
   const limitBlocks = Math.ceil(statSync(join(dataDir, 'data.mdb')).size / 512) + 64;
   const { NODE_OPTIONS: _tapHooks, ...env } = process.env;
   const main = join(await compiledService(), 'src', 'main.js');
-  const start = spawn('/bin/sh', ['-c', `ulimit -f ${limitBlocks} && exec "$0" "$1"`, process.execPath, main], {
+  const start = spawn('/bin/sh', ['-c', `ulimit -f ${limitBlocks} && exec "$@"`, 'sh', process.execPath, ...ENDS_WITH_TEST, main], {
     env: { ...env, HOST: '127.0.0.1', PORT: '0', SVC_PUBLIC_URL: 'http://svc.test', SVC_DATA_DIR: dataDir },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['pipe', 'ignore', 'pipe'],
   });
   t.teardown(() => start.kill('SIGKILL'));
   let stderr = '';

@@ -6,6 +6,7 @@ import { compiledService } from '../helpers/build.js';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { runCli, runEntry, startChildServer } from '../helpers/child.js';
+import { ENDS_WITH_TEST } from '../helpers/ends-with-test.js';
 import { claimDataDir, identityOf, servingProcess } from '../../src/storage/server-claim.js';
 import { openStore } from '../../src/storage/store.js';
 import { backupDataDir, restoreDataDir } from '../../src/storage/backup.js';
@@ -77,9 +78,9 @@ t.test('a claim naming the starting process itself is a leftover: a container\'s
   const dataDir = join(t.testdir(), 'data');
   const main = join(await compiledService(), 'src', 'main.js');
   // The shell writes its own PID as the claim, then becomes the server under that same PID.
-  const child = spawn('/bin/sh', ['-c', 'mkdir -p "$1" && echo $$ > "$1/server.pid" && exec "$0" "$2"', process.execPath, dataDir, main], {
+  const child = spawn('/bin/sh', ['-c', 'mkdir -p "$0" && echo $$ > "$0/server.pid" && exec "$@"', dataDir, process.execPath, ...ENDS_WITH_TEST, main], {
     env: { ...process.env, NODE_OPTIONS: '', HOST: '127.0.0.1', PORT: '0', SVC_PUBLIC_URL: 'http://svc.test', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   t.teardown(() => child.kill('SIGKILL'));
   let output = '';
@@ -193,7 +194,7 @@ t.test('a claim removes the working copies that processes killed while claiming 
   const gone = spawn(process.execPath, ['-e', '']);
   const goneId = gone.pid!;
   await new Promise((resolve) => gone.once('exit', resolve));
-  const running = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
+  const running = spawn(process.execPath, [...ENDS_WITH_TEST, '-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'ignore', 'ignore'] });
   t.teardown(() => running.kill('SIGKILL'));
   const dataDir = t.testdir({
     [`.restore-${goneId}`]: { 'data.mdb': 'a copy as large as the data' },
