@@ -28,19 +28,26 @@ export function restoringProcess(dataDir: string): number | undefined {
   return claim?.holder === 'restore' ? claim.pid : undefined;
 }
 
-/** A restore's claim says so on its third line; a server's has none (as an older build's). */
-function liveClaim(dataDir: string): { pid: number; holder: ClaimHolder } | undefined {
-  const lines = linesOf(join(dataDir, CLAIM_FILE));
+/** The live process that claims `dataDir`, and what for. */
+const liveClaim = (dataDir: string) => liveHolder(linesOf(join(dataDir, CLAIM_FILE)));
+
+/** The live process that the lines of a claim name, and what for: a restore's claim says so on its third line; a server's has none (as an older build's). */
+function liveHolder(lines: string[]): { pid: number; holder: ClaimHolder } | undefined {
   const pid = liveProcess(lines);
   return pid === undefined ? undefined : { pid, holder: lines[2] === 'restore' ? 'restore' : 'server' };
 }
 
 /** The lines of `file`; none when it cannot be read (gone since it was seen). */
 function linesOf(file: string): string[] {
+  return linesIfThere(file) ?? [];
+}
+
+/** The lines of `file`; undefined when it is gone, none when it cannot be read otherwise. */
+function linesIfThere(file: string): string[] | undefined {
   try {
     return readFileSync(file, 'utf8').split('\n');
-  } catch {
-    return [];
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : [];
   }
 }
 
@@ -73,6 +80,7 @@ export function claimDataDir(dataDir: string, holder: ClaimHolder = 'server'): (
   const lines = holder === 'restore' ? [...processLines(), 'restore'] : processLines();
   writeFileSync(draft, `${lines.join('\n')}\n`);
   try {
+    const giveUpAt = Date.now() + TAKEOVER_PATIENCE_MS;
     for (;;) {
       try {
         linkSync(draft, path);
@@ -82,21 +90,64 @@ export function claimDataDir(dataDir: string, holder: ClaimHolder = 'server'): (
         };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        const claim = liveClaim(dataDir);
-        // Our own PID names a process that died before us: a container's PID 1 gets the same PID each start.
-        if (claim !== undefined && claim.pid !== process.pid) {
-          throw new DataDirInUse(
-            claim.holder === 'restore'
-              ? beingRestored(dataDir, claim.pid)
-              : `${dataDir} is served by process ${claim.pid}; stop it first (or remove ${path} if no server runs)`,
-          );
-        }
-        unlinkSync(path);
       }
+      const rival = removeLeftoverClaim(dataDir, draft);
+      if (rival === undefined) continue;
+      if (Date.now() > giveUpAt) throw new DataDirInUse(`${dataDir} is being claimed by process ${rival} too; try again`);
+      // At random: two that keep meeting at the same pace would never stop.
+      pause(1 + Math.random() * 10);
     }
   } finally {
     rmSync(draft, { force: true });
   }
+}
+
+/** How long a start waits for other processes taking over a leftover claim beside it: each takes microseconds. */
+const TAKEOVER_PATIENCE_MS = 2000;
+
+/** The file a process makes in a data dir while it takes over a leftover claim (`removeLeftoverClaim`). */
+const TAKEOVER_TURN = /^\.takeover-(\d+)$/;
+
+/**
+ * Removes the claim in `dataDir` if it is a leftover, one process at a time, or throws
+ * `DataDirInUse` when a live process holds it. A claim is only ever removed so: of two starts that
+ * both judged a leftover, the second would otherwise remove the claim the first has made since.
+ * Each process says it takes its turn (`.takeover-<pid>`, linked whole from its `draft`) before it
+ * looks for others doing so, and backs off when it finds one: of two that start together, one sees
+ * the other. Answers the other live process taking its turn, when this one backed off.
+ */
+function removeLeftoverClaim(dataDir: string, draft: string): number | undefined {
+  const turn = join(dataDir, `.takeover-${process.pid}`);
+  // One of this PID's is the leftover of a process that had it before (a container's PID 1).
+  rmSync(turn, { force: true });
+  linkSync(draft, turn);
+  try {
+    const rival = liveMarker(dataDir, TAKEOVER_TURN);
+    if (rival !== undefined) return rival;
+    const path = join(dataDir, CLAIM_FILE);
+    const lines = linesIfThere(path);
+    // Released since this process found it: its next link may succeed.
+    if (lines === undefined) return undefined;
+    const claim = liveHolder(lines);
+    // Our own PID names a process that died before us: a container's PID 1 gets the same PID each start.
+    if (claim !== undefined && claim.pid !== process.pid) {
+      throw new DataDirInUse(
+        claim.holder === 'restore'
+          ? beingRestored(dataDir, claim.pid)
+          : `${dataDir} is served by process ${claim.pid}; stop it first (or remove ${path} if no server runs)`,
+      );
+    }
+    // Still the leftover read: no other process removes a claim while this one takes its turn, and none links one while it is there.
+    unlinkSync(path);
+    return undefined;
+  } finally {
+    rmSync(turn, { force: true });
+  }
+}
+
+/** Blocks this thread for `ms`: a start has nothing else to do meanwhile. */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** A CLI process that writes to a data dir, or opens it for a backup or `verify`, marks it so, beside a server's claim (`markWriter`). */
@@ -121,9 +172,12 @@ export function markWriter(dataDir: string): () => void {
 }
 
 /** A live process other than this one that marked `dataDir` as written (`markWriter`), if any. */
-export function writingProcess(dataDir: string): number | undefined {
+export const writingProcess = (dataDir: string): number | undefined => liveMarker(dataDir, WRITER_MARK);
+
+/** A live process other than this one that the lines of a file in `dataDir` whose name `marker` matches name, if any. */
+function liveMarker(dataDir: string, marker: RegExp): number | undefined {
   for (const name of readdirSync(dataDir)) {
-    if (!WRITER_MARK.test(name)) continue;
+    if (!marker.test(name)) continue;
     const pid = liveProcess(linesOf(join(dataDir, name)));
     if (pid !== undefined && pid !== process.pid) return pid;
   }
@@ -131,10 +185,11 @@ export function writingProcess(dataDir: string): number | undefined {
 }
 
 /**
- * Working copies a process names after its PID in a data dir: a claim's draft, a writer's mark, and a
- * restore's staging copy (`.restore-<pid>`, see storage/backup.ts), which can be as large as the data.
+ * Working copies a process names after its PID in a data dir: a claim's draft, its turn to take over a
+ * leftover claim, a writer's mark, and a restore's staging copy (`.restore-<pid>`, see storage/backup.ts),
+ * which can be as large as the data.
  */
-const WORKING_COPY = /^\.(?:server\.pid\.|writer-|restore-)(\d+)$/;
+const WORKING_COPY = /^\.(?:server\.pid\.|takeover-|writer-|restore-)(\d+)$/;
 
 /**
  * Removes the working copies in `dir` of processes that are gone (killed while claiming, restoring

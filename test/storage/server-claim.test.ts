@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import fs, { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { spawn } from 'node:child_process';
@@ -199,12 +199,36 @@ t.test('a claim removes the working copies that processes killed while claiming 
   const dataDir = t.testdir({
     [`.restore-${goneId}`]: { 'data.mdb': 'a copy as large as the data' },
     [`.server.pid.${goneId}`]: `${goneId}\n`,
+    [`.takeover-${goneId}`]: `${goneId}\n`,
     [`.restore-${running.pid}`]: { 'data.mdb': 'a restore still copying' },
     [`.server.pid.${running.pid}`]: `${running.pid}\n`,
+    [`.takeover-${running.pid}`]: `${running.pid}\n`,
     '.gitkeep': '',
   });
   const release = claimDataDir(dataDir);
-  t.same(readdirSync(dataDir).sort(), ['.gitkeep', `.restore-${running.pid}`, `.server.pid.${running.pid}`, 'server.pid'].sort());
+  t.same(readdirSync(dataDir).sort(), ['.gitkeep', `.restore-${running.pid}`, `.server.pid.${running.pid}`, `.takeover-${running.pid}`, 'server.pid'].sort());
+  release();
+});
+
+t.test('a leftover claim is taken over by one process at a time: a start waits its turn, and gives up on one that never ends', async (t) => {
+  const running = spawn(process.execPath, [...ENDS_WITH_TEST, '-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'ignore', 'ignore'] });
+  t.teardown(() => running.kill('SIGKILL'));
+  await new Promise((resolve) => running.once('spawn', resolve));
+  const gone = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => gone.once('exit', resolve));
+  const leftover = `${gone.pid}\n`;
+
+  // A process stopped (or hung) while it takes over the claim: it would be its own to remove.
+  const stuck = t.testdir({ 'server.pid': leftover, [`.takeover-${running.pid}`]: `${running.pid}\n${identityOf(running.pid!)}\n` });
+  t.throws(() => claimDataDir(stuck), new RegExp(`^${stuck} is being claimed by process ${running.pid} too; try again$`));
+  t.equal(readFileSync(join(stuck, 'server.pid'), 'utf8'), leftover, 'the leftover is left to it');
+  t.same(readdirSync(stuck).sort(), [`.takeover-${running.pid}`, 'server.pid'], 'and nothing of this start');
+
+  // One killed while it took it over, or whose PID another process has taken since, is no longer taking it over.
+  const killed = t.testdir({ 'server.pid': leftover, [`.takeover-${gone.pid}`]: leftover, [`.takeover-${running.pid}`]: `${running.pid}\nboot=0 start=0\n` });
+  const release = claimDataDir(killed);
+  t.equal(claimedPid(killed), String(process.pid), 'the leftover is taken over');
+  t.same(readdirSync(killed).sort(), [`.takeover-${running.pid}`, 'server.pid'], 'and the turn of the killed one removed');
   release();
 });
 
@@ -239,3 +263,94 @@ t.test('a restore killed while it copies leaves nothing the next restore trips o
   const listed = await runCli(['app', 'list'], { dataDir });
   t.same(JSON.parse(listed.stdout).map((app: { name: string }) => app.name), ['Shop']);
 });
+
+/** Blocks this thread until `done` holds (another process's doing), for at most a minute. */
+function blockUntil(done: () => boolean, what: string): void {
+  const deadline = Date.now() + 60_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+  }
+}
+
+/**
+ * A process that claims `dataDir` once `go` exists, then holds the claim; it logs to `log` what it
+ * links (its turn to take over a leftover claim, its claim) and why it was refused.
+ */
+async function rivalClaimant(t: Test, dataDir: string, go: string, log: string) {
+  const module = join(await compiledService(), 'src', 'storage', 'server-claim.js');
+  const rival = [
+    "import fs from 'node:fs';",
+    "import { basename } from 'node:path';",
+    "import { syncBuiltinESMExports } from 'node:module';",
+    'const { linkSync } = fs;',
+    `fs.linkSync = (from, to) => { linkSync(from, to); fs.appendFileSync(${JSON.stringify(log)}, basename(to) + '\\n'); };`,
+    'syncBuiltinESMExports();',
+    `const { claimDataDir } = await import(${JSON.stringify(module)});`,
+    `while (!fs.existsSync(${JSON.stringify(go)})) await new Promise((resolve) => setTimeout(resolve, 5));`,
+    `try { claimDataDir(${JSON.stringify(dataDir)}); console.log('claimed'); setInterval(() => {}, 60_000); }`,
+    `catch (error) { fs.appendFileSync(${JSON.stringify(log)}, 'refused\\n'); console.log(error.message); process.exitCode = 1; }`,
+  ].join('\n');
+  const child = spawn(process.execPath, [...ENDS_WITH_TEST, '--input-type=module', '-e', rival], {
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  t.teardown(() => child.kill('SIGKILL'));
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const outcome = new Promise<string>((resolve) => {
+    child.stdout.on('data', () => output.includes('\n') && resolve(output.split('\n')[0]));
+    child.once('exit', (code) => resolve(`exited ${code}: ${output}`));
+  });
+  return { pid: child.pid!, outcome };
+}
+
+for (const rivals of [1, 2]) {
+  t.test(`${rivals + 1} starts on a leftover claim at once: one takes it over, the others are refused naming it, whatever they do meanwhile`, async (t) => {
+    const dir = t.testdir({ data: {} });
+    const dataDir = join(dir, 'data');
+    const claim = join(dataDir, 'server.pid');
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => gone.once('exit', resolve));
+    writeFileSync(claim, `${gone.pid}\n`);
+    const go = join(dir, 'go');
+    const logs = Array.from({ length: rivals }, (_, i) => join(dir, `rival-${i}.log`));
+    const others = await Promise.all(logs.map((log) => rivalClaimant(t, dataDir, go, log)));
+
+    // This process judges the claim a leftover; just before it removes it, the others make their
+    // whole claims, or get as far as they may while it is removing it.
+    const { unlinkSync } = fs;
+    let raced = false;
+    fs.unlinkSync = ((path: string) => {
+      if (path === claim && !raced) {
+        raced = true;
+        writeFileSync(go, '');
+        blockUntil(() => logs.every((log) => existsSync(log) && readFileSync(log, 'utf8') !== ''), 'the others to claim or take their turn');
+      }
+      unlinkSync(path);
+    }) as typeof fs.unlinkSync;
+    syncBuiltinESMExports();
+    t.teardown(() => {
+      fs.unlinkSync = unlinkSync;
+      syncBuiltinESMExports();
+    });
+
+    let release: (() => void) | undefined;
+    let refused = '';
+    try {
+      release = claimDataDir(dataDir);
+    } catch (error) {
+      refused = (error as Error).message;
+    }
+    t.ok(raced, 'the others ran while this process removed the leftover');
+    const outcomes = await Promise.all(others.map((other) => other.outcome));
+    const holders = [...(release ? [process.pid] : []), ...others.filter((_, i) => outcomes[i] === 'claimed').map((other) => other.pid)];
+    t.same(holders.length, 1, `one holds the claim: ${JSON.stringify({ refused, outcomes })}`);
+    t.equal(claimedPid(dataDir), String(holders[0]), 'the claim names it');
+    const refusals = [refused, ...outcomes].filter((outcome) => outcome !== '' && outcome !== 'claimed');
+    t.equal(refusals.length, rivals, 'the others were refused');
+    // Or, having waited for the others' turns to take it over longer than a start waits, naming one of them.
+    for (const refusal of refusals) t.match(refusal, new RegExp(`is served by process ${holders[0]};|is being claimed by process \\d+ too`));
+    release?.();
+  });
+}
