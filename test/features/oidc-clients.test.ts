@@ -530,6 +530,7 @@ t.test('an application holds at most 100 clients: creates past it are 400 and ch
   const full = await server.request('GET', `${base}?page_size=1000`, { app: server.app });
   t.equal(full.body.total_results, 100);
   t.equal(full.body.results.length, 100, 'no refused create left a client behind');
+  t.equal((await server.request('GET', base, { app: server.app })).body.results.length, 100, 'a default page holds 100 (API.md: OIDC clients, List)');
   expectError(t, await server.request('POST', base, { app: server.app, body: { name: 'one more' } }), 400, 'E_VALIDATION');
 
   const other = await otherApp(server);

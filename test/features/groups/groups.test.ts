@@ -4,6 +4,8 @@ import { verifyStore } from '../../../src/verify/invariants.js';
 import { allInvariants } from '../../../src/verify/all.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { as, assertProfilesConsistent, groupOf, person, platform, profileGroups } from './helpers.js';
+import { tokenFor } from '../../helpers/tokens.js';
+import { manualClock } from '../../../src/lib/clock.js';
 
 t.test('POST /me/groups makes the caller the active owner; GET shows it to members only', async (t) => {
   const server = await startServer(t);
@@ -443,4 +445,85 @@ t.test('the owner role the first member gets counts toward its 50 roles: past th
   t.equal(sentBack.status, 200, 'its roles sent back pass');
   t.same(sentBack.body.roles, made.body.roles);
   t.equal((await api.post(`/groups/${group.id}/members`, { user_id: (await person(server, 'cy@example.com')).userId, roles: roles(50) })).status, 200, 'a later member holds 50 of its own');
+});
+
+t.test("SPEC's Group, Group member and Group invite objects: every field with its type, IDs as ADDENDUM §1 has them, times in ISO 8601", async (t) => {
+  const clock = manualClock(Date.parse('2026-05-01T08:00:00.000Z'));
+  const server = await startServer(t, { clock });
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const ulid = (prefix: string) => new RegExp(`^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`);
+
+  clock.set(Date.parse('2026-05-01T08:00:01.000Z'));
+  const wrapper = (await as(server, ada).post('/me/groups', { name: 'Crew', admission_policy: 'open', meta: { color: 'red' } })).body;
+  t.strictSame(Object.keys(wrapper).sort(), ['group', 'member'], 'the wrapper holds a group and a member');
+  const { group, member } = wrapper;
+  t.match(group.id, ulid('group'));
+  t.strictSame(group, {
+    id: group.id, name: 'Crew', member_count: 1, app_id: server.app.id, admission_policy: 'open', meta: { color: 'red' },
+    created_at: '2026-05-01T08:00:01.000Z', updated_at: '2026-05-01T08:00:01.000Z', created_by: ada.userId, updated_by: ada.userId,
+  });
+  t.match(member.id, ulid('member'));
+  t.strictSame(member, {
+    id: member.id, user_id: ada.userId, group_id: group.id, roles: ['owner'], state: 'active', added_by: `user:${ada.userId}`,
+    created_at: '2026-05-01T08:00:01.000Z', updated_at: '2026-05-01T08:00:01.000Z', profile: { user_id: ada.userId, email: 'ada@example.com' },
+  });
+
+  clock.set(Date.parse('2026-05-01T08:00:02.000Z'));
+  const added = (await api.post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: ['editor'] })).body;
+  t.match(added.id, ulid('member'));
+  t.strictSame(added, {
+    id: added.id, user_id: bob.userId, group_id: group.id, roles: ['editor'], state: 'active', added_by: `app:${server.app.id}`,
+    created_at: '2026-05-01T08:00:02.000Z', updated_at: '2026-05-01T08:00:02.000Z', profile: { user_id: bob.userId, email: 'bob@example.com' },
+  });
+
+  clock.set(Date.parse('2026-05-01T08:00:03.000Z'));
+  const made = (await api.post(`/groups/${group.id}/invites`, { phone: '+15550100', roles: ['reader'], redirect_url: '/welcome', app_variant_id: 'web' })).body;
+  t.strictSame(Object.keys(made).sort(), ['invitation', 'link']);
+  t.match(made.link, /^http:\/\/svc\.test\/hub\/auth\/magic\/[A-Za-z0-9_-]{22,}$/);
+  const { invitation } = made;
+  const invitedId = invitation.ensured_user_id;
+  t.match(invitation.id, ulid('invite'));
+  t.match(invitedId, ulid('user'));
+  t.strictSame(invitation, {
+    id: invitation.id, group_id: group.id, roles: ['reader'], state: 'pending', phone: '+15550100', user_lookup_value: '+15550100',
+    redirect_url: '/welcome', app_variant_id: 'web', created_at: '2026-05-01T08:00:03.000Z', created_by: `app:${server.app.id}`,
+    ensured_user_id: invitedId,
+  });
+  const pending = (await api.get(`/groups/${group.id}/members?lookup_filter=${invitedId}`)).body.results[0];
+  t.match(pending, { user_id: invitedId, state: 'invite_pending', roles: ['reader'], invited_by: `app:${server.app.id}` });
+  t.equal(pending.added_by, undefined, 'a member made by an invite was invited, not added');
+
+  const invited = await tokenFor(server, { user_id: invitedId });
+  clock.set(Date.parse('2026-05-01T08:00:04.000Z'));
+  t.equal((await as(server, invited).post(`/me/groups/${group.id}/invites/${invitation.id}/accept`)).status, 200);
+  const accepted = (await api.get(`/groups/${group.id}/invites/${invitation.id}`)).body;
+  t.strictSame(accepted, { ...invitation, state: 'accepted', accepted_by: invitedId });
+  const listed = (await api.get(`/groups/${group.id}/invites`)).body;
+  t.strictSame(listed, { total_results: 1, results: [accepted] }, 'a list is the paged envelope of the same objects');
+});
+
+t.test('every group list pages 20 by default (ADDENDUM §5): past 20 items a default page holds 20, the total counts them all', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const { group } = await groupOf(server, ada);
+  for (let i = 0; i < 21; i++) {
+    if (i > 0) await groupOf(server, ada, `Crew ${i}`);
+    // Each invite makes its user's pending member too.
+    t.equal((await api.post(`/groups/${group.id}/invites`, { email: `invitee${i}@example.com`, roles: [] })).status, 200);
+  }
+  const lists: Array<[string, Promise<any>, number]> = [
+    ['GET /applications/{app}/groups', api.get('/groups'), 21],
+    ['GET /me/groups', as(server, ada).get('/me/groups'), 21],
+    ['GET …/members', api.get(`/groups/${group.id}/members`), 22],
+    ['GET …/invites', api.get(`/groups/${group.id}/invites`), 21],
+  ];
+  for (const [label, answer, total] of lists) {
+    const res = await answer;
+    t.equal(res.status, 200, label);
+    t.equal(res.body.total_results, total, `${label}: the total counts every item`);
+    t.equal(res.body.results.length, 20, `${label}: a default page holds 20`);
+  }
 });
