@@ -510,3 +510,34 @@ t.test('after the clock is stepped back (NTP), users made in the span it reads a
   t.equal((await server.request('GET', linkPath(invites[1].body.link), { headers: { accept: 'application/json' } })).status, 200, "cy's link accepts hers");
   t.same(verifyStore(server.deps, allInvariants).problems, [], 'and once they are accepted');
 });
+
+t.test('an invite body needs roles and names its user one way only (SPEC: roles required, email/phone/user_id mutually exclusive), on create and PUT', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const ada = await person(server, 'ada@example.com');
+  const bob = await person(server, 'bob@example.com');
+  const { group } = await groupOf(server, ada);
+  const { invitation } = (await api.post(`/groups/${group.id}/invites`, { user_id: bob.userId, roles: ['reader'] })).body;
+  const before = storeDigest(server.deps.store);
+  const bodies: Array<[unknown, string[]]> = [
+    [{ user_id: bob.userId }, ['roles']],
+    [{ user_id: bob.userId, email: 'bob@example.com', roles: [] }, ['email', 'user_id']],
+    [{ email: 'bob@example.com', phone: '+15550100', roles: [] }, ['email', 'phone']],
+    [{ user_id: bob.userId, phone: '+15550100', roles: [] }, ['phone', 'user_id']],
+  ];
+  const routes: Array<[string, (body: unknown) => Promise<any>]> = [
+    ['platform create', (body) => api.post(`/groups/${group.id}/invites`, body)],
+    ['platform PUT', (body) => api.put(`/groups/${group.id}/invites/${invitation.id}`, body)],
+    ['/me create', (body) => as(server, ada).post(`/me/groups/${group.id}/invites`, body)],
+    ['/me PUT', (body) => as(server, ada).put(`/me/groups/${group.id}/invites/${invitation.id}`, body)],
+  ];
+  for (const [label, send] of routes) {
+    for (const [body, fields] of bodies) {
+      const res = await send(body);
+      t.equal(res.status, 400, `${label} ${JSON.stringify(body)}`);
+      t.equal(res.body.code, 'E_VALIDATION');
+      t.same(Object.keys(res.body.field_errors).sort(), fields, `${label}: field_errors names ${fields.join(', ')}`);
+    }
+  }
+  t.equal(storeDigest(server.deps.store), before, 'nothing changed');
+});

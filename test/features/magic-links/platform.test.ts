@@ -59,6 +59,10 @@ t.test('a platform link ensures the user by address and signs it in once', async
     first_sign_in_method: 'magic_link',
     last_sign_in_method: 'magic_link',
   });
+  const read = await server.request('GET', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app });
+  t.strictSame(read.body, signedIn, 'the platform GET answers the sign-in stamps, the proved address and the level');
+  const own = await server.request('GET', `/me/applications/${server.app.id}/data`, { token: redeemed.body.access_token });
+  t.match(own.body, { svc_user: userId, auth_level: 'verified', verified_data: { email: 'Ada@Example.com' }, meta: { first_sign_in: at, last_sign_in_method: 'magic_link' } }, 'so does /me');
 
   const me = await server.request('POST', '/me/auth/magic', { token: redeemed.body.access_token });
   t.equal(me.status, 200, 'the access token works on /me');
