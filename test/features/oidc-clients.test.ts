@@ -124,6 +124,16 @@ t.test('a body without config shows every config field SPEC names, at its defaul
   t.same(empty.config.allowed_scopes, [], 'an explicit empty list is kept');
 });
 
+t.test('hub_dark_mode takes each of enabled, disabled and auto (ADDENDUM §6), as given', async (t) => {
+  const server = await startServer(t);
+  for (const mode of ['enabled', 'disabled', 'auto']) {
+    const client = await createClient(server, { name: mode, config: { hub_dark_mode: mode } });
+    t.equal(client.config.hub_dark_mode, mode, mode);
+    const read = await server.request('GET', `${clientsPath(server.app)}/${client.id}`, { app: server.app });
+    t.equal(read.body.config.hub_dark_mode, mode, `${mode}, read back`);
+  }
+});
+
 t.test('every route needs the app credentials of the path app', async (t) => {
   const server = await startServer(t);
   const other = await otherApp(server);

@@ -187,6 +187,26 @@ t.test('/me uploads through the field endpoint; platform field reads of a disabl
   t.equal(missing.body.code, 'E_FIELD_NOT_FOUND');
 });
 
+t.test('PUT /me/applications/{app}/data takes multipart/form-data (SPEC): JSON parts data and attributes, and a file part', async (t) => {
+  const server = await startServerWithSchema(t, schema);
+  const { userId, token } = await tokenFor(server, { email: 'ada@example.com' });
+  const me = `/me/applications/${server.app.id}/data`;
+  const image = await png(64, 48, '#0c0');
+  const res = await server.request('PUT', me, {
+    token,
+    rawBody: form({
+      data: JSON.stringify({ nickname: 'ada' }),
+      attributes: JSON.stringify({ 'ui:theme': ['dark'] }),
+      avatar: { bytes: image, type: 'image/png' },
+    }),
+  });
+  t.equal(res.status, 200, res.text);
+  t.match(res.body.data, { nickname: 'ada', avatar: { content_type: 'image/png', size: image.length, sha256: sha256(image) }, user_id: userId });
+  t.same(res.body.attributes, { 'ui:theme': ['dark'] });
+  const read = await server.request('GET', me, { token });
+  t.same([read.body.data, read.body.attributes], [res.body.data, res.body.attributes], 'a read shows what the write answered');
+});
+
 t.test('platform field PUT: JSON and multipart value, unknown fields', async (t) => {
   const server = await startServerWithSchema(t, schema);
   const base = `/applications/${server.app.id}/users/f4/data`;
