@@ -504,7 +504,7 @@ t.test("SPEC's Group, Group member and Group invite objects: every field with it
   t.strictSame(listed, { total_results: 1, results: [accepted] }, 'a list is the paged envelope of the same objects');
 });
 
-t.test('every group list pages 20 by default (ADDENDUM §5): past 20 items a default page holds 20, the total counts them all', async (t) => {
+t.test('every group list pages 20 by default and at most 100 (ADDENDUM §5): past 20 items a default page holds 20, the total counts them all', async (t) => {
   const server = await startServer(t);
   const api = platform(server);
   const ada = await person(server, 'ada@example.com');
@@ -514,16 +514,20 @@ t.test('every group list pages 20 by default (ADDENDUM §5): past 20 items a def
     // Each invite makes its user's pending member too.
     t.equal((await api.post(`/groups/${group.id}/invites`, { email: `invitee${i}@example.com`, roles: [] })).status, 200);
   }
-  const lists: Array<[string, Promise<any>, number]> = [
-    ['GET /applications/{app}/groups', api.get('/groups'), 21],
-    ['GET /me/groups', as(server, ada).get('/me/groups'), 21],
-    ['GET …/members', api.get(`/groups/${group.id}/members`), 22],
-    ['GET …/invites', api.get(`/groups/${group.id}/invites`), 21],
+  const lists: Array<[string, (query: string) => Promise<any>, number]> = [
+    ['GET /applications/{app}/groups', (query) => api.get(`/groups${query}`), 21],
+    ['GET /me/groups', (query) => as(server, ada).get(`/me/groups${query}`), 21],
+    ['GET …/members', (query) => api.get(`/groups/${group.id}/members${query}`), 22],
+    ['GET …/invites', (query) => api.get(`/groups/${group.id}/invites${query}`), 21],
   ];
-  for (const [label, answer, total] of lists) {
-    const res = await answer;
+  for (const [label, get, total] of lists) {
+    const res = await get('');
     t.equal(res.status, 200, label);
     t.equal(res.body.total_results, total, `${label}: the total counts every item`);
     t.equal(res.body.results.length, 20, `${label}: a default page holds 20`);
+    t.equal((await get('?page_size=100')).body.results.length, total, `${label}: page_size=100 holds them all`);
+    const over = await get('?page_size=101');
+    t.equal(over.status, 400, `${label}: page_size=101 is refused`);
+    t.same([over.body.code, Object.keys(over.body.field_errors)], ['E_VALIDATION', ['page_size']]);
   }
 });
