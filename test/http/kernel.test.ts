@@ -263,6 +263,7 @@ t.test('an unexpected error answers a bland 500 without internals', async (t) =>
   const text = await res.text();
   t.notMatch(text, /secret internals/);
   expectErrorBody(t, JSON.parse(text), 500, 'E_INTERNAL');
+  t.equal(JSON.parse(text).error, 'Internal Server Error', 'error is the reason phrase (ADDENDUM §7), as the fuzz tests check for the other statuses');
 });
 
 t.test('coded errors keep their status and code; async handlers answer', async (t) => {
