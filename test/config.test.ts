@@ -1,5 +1,6 @@
 import t from 'tap';
 import { loadConfig, ConfigError } from '../src/config.js';
+import { resolve } from 'node:path';
 
 t.test('defaults (ADDENDUM §9) and the names derived from the brand (§0)', async (t) => {
   const config = loadConfig({});
@@ -17,6 +18,8 @@ t.test('defaults (ADDENDUM §9) and the names derived from the brand (§0)', asy
   t.ok(Object.isFrozen(branded) && Object.isFrozen(branded.names));
   t.same(loadConfig({ SVC_CORS_ORIGINS: ' https://a.example, ,https://b.example' }).corsOrigins, ['https://a.example', 'https://b.example']);
   t.equal(loadConfig({ PORT: '' }).port, 3000, 'an empty variable counts as unset');
+  t.equal(config.dataDir, resolve('./data'), 'SVC_DATA_DIR defaults to ./data');
+  t.equal(loadConfig({ PORT: '8080' }).publicUrl, 'http://localhost:8080', 'SVC_PUBLIC_URL defaults to http://localhost:$PORT');
 });
 
 t.test('PORT 0 (any free port) needs SVC_PUBLIC_URL: the default would name port 0', async (t) => {
