@@ -79,6 +79,14 @@ t.test('__uuid__ and __default__ generate IDs; bad IDs are refused', async (t) =
   const badChars = await server.request('PUT', `${base}/a%20b/data`, { app: server.app, body: { data: { plan: 'x' } } });
   t.equal(badChars.status, 400);
   t.equal(server.deps.users.count(server.app.id), 2, 'nothing was created');
+
+  const longest = `Az09_.:@|+-${'x'.repeat(117)}`;
+  for (const id of ['x', longest]) {
+    const res = await server.request('PUT', `${base}/${id}/data`, { app: server.app, body: { data: { plan: 'x' } } });
+    t.equal(res.status, 200, `an app-chosen ID of ${id.length} characters of [A-Za-z0-9_.:@|+-] (ADDENDUM §1)`);
+    t.equal(res.body.svc_user, id);
+    t.equal((await server.request('GET', `${base}/${encodeURIComponent(id)}/data`, { app: server.app })).body.svc_user, id, 'read back by it, percent-encoded');
+  }
 });
 
 t.test('PATCH merges; null removes; user_id is immutable', async (t) => {
