@@ -565,3 +565,37 @@ t.test('a profile write whose JSON body is not an object answers E_USER_UPDATE_F
   }
   t.equal((await server.request('GET', path, { app: server.app })).body.data.first_name, 'Ada', 'nothing changed');
 });
+
+t.test("every route that answers a profile answers SPEC's User profile: the same nine fields, each of its type", async (t) => {
+  const server = await serverWithSchema(t);
+  const { userId, token } = await tokenFor(server, { email: 'ada@example.com' });
+  const app = `/applications/${server.app.id}`;
+  const platformPath = `${app}/users/${userId}/data`;
+  const me = `/me/applications/${server.app.id}/data`;
+  await server.request('PATCH', platformPath, { app: server.app, body: { data: { plan: 'pro' } } });
+  const answers: Array<[string, () => Promise<{ status: number; body: any }>]> = [
+    ['platform GET', () => server.request('GET', platformPath, { app: server.app })],
+    ['platform PUT', () => server.request('PUT', platformPath, { app: server.app, body: { data: { plan: 'pro', nickname: 'a' } } })],
+    ['platform PATCH', () => server.request('PATCH', platformPath, { app: server.app, body: { data: { age: 3 } } })],
+    ['platform field PUT', () => server.request('PUT', `${platformPath}/fields/nickname`, { app: server.app, body: { value: 'b' } })],
+    ['platform state', () => server.request('POST', `${app}/users/${userId}/state`, { app: server.app, body: { state: 'enabled' } })],
+    ['/me GET', () => server.request('GET', me, { token })],
+    ['/me PUT', () => server.request('PUT', me, { token, body: { data: { nickname: 'c' } } })],
+    ['/me PATCH', () => server.request('PATCH', me, { token, body: { data: { age: 4 } } })],
+    ['/me field PUT', () => server.request('PUT', `${me}/fields/nickname`, { token, body: { value: 'd' } })],
+    ['/me meta PUT', () => server.request('PUT', '/me/meta', { token, body: { last_passkey_registration_prompt: '2026-01-01T00:00:00Z' } })],
+    ['list result', () => server.request('GET', `${app}/users/data`, { app: server.app }).then((res) => ({ status: res.status, body: res.body.results[0] }))],
+  ];
+  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+  for (const [label, answer] of answers) {
+    const { status, body } = await answer();
+    t.equal(status, 200, label);
+    t.strictSame(Object.keys(body).sort(), ['attributes', 'auth_level', 'connection_map', 'data', 'groups', 'meta', 'state', 'svc_user', 'verified_data'], `${label}: the nine fields`);
+    t.equal(body.svc_user, userId, `${label}: svc_user`);
+    t.ok(['enabled', 'disabled'].includes(body.state) && typeof body.auth_level === 'string', `${label}: state and auth_level`);
+    t.ok([body.attributes, body.data, body.verified_data, body.meta, body.connection_map].every((o) => o && typeof o === 'object' && !Array.isArray(o)), `${label}: objects`);
+    t.ok(Array.isArray(body.groups), `${label}: groups is an array`);
+    t.equal(body.data.user_id, userId, `${label}: data.user_id`);
+    t.ok(iso.test(body.meta.created) && iso.test(body.meta.modified), `${label}: meta stamps in ISO 8601`);
+  }
+});
