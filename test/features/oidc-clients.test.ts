@@ -59,6 +59,7 @@ t.test('create answers the client with one credential whose secret is shown this
   });
   t.equal(res.status, 200);
   const client = res.body;
+  t.strictSame(Object.keys(client).sort(), ['app_id', 'config', 'created_at', 'credentials', 'description', 'id', 'name', 'updated_at'], "SPEC's OIDC client fields");
   t.match(client.id, /^oidc_client_[0-9A-HJKMNP-TV-Z]{26}$/);
   t.equal(client.app_id, server.app.id);
   t.equal(client.name, 'Web app', 'name is trimmed');
