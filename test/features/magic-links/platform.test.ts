@@ -84,6 +84,7 @@ t.test('expiry: default one hour, `expiration` honoured, checked against the inj
   const halfHour = await make('30m');
   const twoDays = await make('2d');
   const month = await make('30d');
+  t.ok((await make('720h')) && (await make('43200m')), '30 days in hours or minutes are taken too');
 
   clock.advance(30 * 60_000);
   t.equal((await server.request('GET', linkPath(halfHour))).status, 410, '30m link dead at 30 minutes');
@@ -190,6 +191,9 @@ t.test('bad requests answer 400 with field_errors and create nothing', async (t)
     [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '31d' }, 'expiration'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '1w' }, 'expiration'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '0h' }, 'expiration'],
+    // At most 30 days in any unit.
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '721h' }, 'expiration'],
+    [{ verification_type: 'email', data: { email: 'a@example.com' }, expiration: '43201m' }, 'expiration'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: 'javascript:alert(1)' }, 'redirect_url'],
     [{ verification_type: 'email', data: { email: 'a@example.com' }, redirect_url: '/relative' }, 'redirect_url'],
     // On a registered origin, but with a user name, as an OIDC client's URLs may not have.
