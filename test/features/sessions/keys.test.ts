@@ -55,6 +55,7 @@ t.test('an access token carries exactly the ADDENDUM §4 claims and uct (API.md)
   t.equal(jwks.keys.length, 1);
   t.match(jwks.keys[0], { kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig', kid: /^sig-\d+$/ });
   t.notOk('d' in jwks.keys[0], 'no private part is published');
+  t.equal(jwks.keys[0].kid, `sig-${Math.floor(clock.now() / 1000)}`, 'kid: sig-<unix seconds> of the key made at first start');
 
   t.ok(verifiedByJwks(signedIn.access_token, jwks), 'signature checks out with node:crypto');
   const [header, payload] = signedIn.access_token.split('.');
