@@ -57,6 +57,23 @@ t.test('every 401 of a bearer route names the Bearer scheme, and says when the t
   t.match(fromBrowser.headers.get('access-control-expose-headers'), /www-authenticate/, 'a browser client may read it');
 });
 
+t.test("a token whose iss is not this service's SVC_PUBLIC_URL is refused (ADDENDUM §4), though this service's key signed it", async (t) => {
+  const dataDir = t.testdir();
+  const before = await startServer(t, { dataDir, env: { SVC_PUBLIC_URL: 'https://old.example' } });
+  const appId = before.app.id;
+  const path = `/me/applications/${appId}/data`;
+  const { token } = await tokenFor(before, { email: 'ada@example.com' });
+  t.equal((await before.request('GET', path, { token })).status, 200, 'accepted by the issuer it names');
+  await before.close();
+
+  const after = await startServer(t, { dataDir, env: { SVC_PUBLIC_URL: 'https://new.example' } });
+  const refused = await after.request('GET', path, { token });
+  t.equal(refused.status, 401, 'refused once the service is another issuer');
+  t.equal(refused.body.code, 'E_UNAUTHORIZED');
+  const fresh = await tokenFor(after, { email: 'ada@example.com' }, appId);
+  t.equal((await after.request('GET', path, { token: fresh.token })).status, 200, 'the same key signs tokens the new issuer takes');
+});
+
 t.test('a token verified before takes the warm path, which skips its signature and the pattern but never its revocation', async (t) => {
   const server = await startServer(t);
   const { accessTokens, signingKeys } = server.deps;
