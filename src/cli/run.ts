@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError, type Env } from '../config.js';
-import { ApiError } from '../lib/errors.js';
+import { ApiError, fieldErrorLines } from '../lib/errors.js';
 import { BackupError } from '../storage/backup.js';
 import { CommandError, UsageError, type CliIo, type Command } from './command.js';
 import { commands } from './commands.js';
@@ -56,7 +56,7 @@ export async function runCli(argv: string[], env: Env, io: CliIo): Promise<numbe
     return 0;
   } catch (error) {
     if (error instanceof ApiError) {
-      const details = error.fieldErrors ? error.messages.map((m) => `\n  ${m}`).join('') : '';
+      const details = error.fieldErrors ? fieldErrorLines(error.fieldErrors).map((m) => `\n  ${m}`).join('') : '';
       io.note(`error: ${error.message}${details}`);
       return 1;
     }

@@ -21,7 +21,8 @@ export class ApiError extends Error {
     this.status = status;
     this.code = code;
     this.fieldErrors = options.fieldErrors;
-    this.messages = options.messages ?? (options.fieldErrors ? flattenFieldErrors(options.fieldErrors) : [message]);
+    // ADDENDUM §7: `messages` holds at least `[message]`; the field errors follow it.
+    this.messages = options.messages ?? [message, ...fieldErrorLines(options.fieldErrors ?? {})];
     this.headers = options.headers;
   }
 }
@@ -32,9 +33,9 @@ export function addFieldError(errors: FieldErrors, field: string, message: strin
   else Object.defineProperty(errors, field, { value: [message], enumerable: true, writable: true, configurable: true });
 }
 
-function flattenFieldErrors(fieldErrors: FieldErrors): string[] {
-  const messages = Object.entries(fieldErrors).flatMap(([field, list]) => list.map((m) => `${field}: ${m}`));
-  return messages.length > 0 ? messages : ['invalid input'];
+/** Each field error as `<field>: <message>`. */
+export function fieldErrorLines(fieldErrors: FieldErrors): string[] {
+  return Object.entries(fieldErrors).flatMap(([field, list]) => list.map((m) => `${field}: ${m}`));
 }
 
 export interface ErrorBody {

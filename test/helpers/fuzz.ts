@@ -75,6 +75,7 @@ export function errorBodyProblem(response: RawResponse): string | undefined {
   if (typeof body.message !== 'string' || !Array.isArray(body.messages) || body.messages.length < 1 || body.messages.some((m: unknown) => typeof m !== 'string')) {
     return 'message or messages missing';
   }
+  if (body.messages[0] !== body.message) return 'messages does not begin with the message';
   if (body.field_errors !== undefined && (typeof body.field_errors !== 'object' || Object.values(body.field_errors).some((v) => !Array.isArray(v)))) {
     return 'field_errors is not a map of arrays';
   }

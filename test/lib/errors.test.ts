@@ -1,5 +1,5 @@
 import t from 'tap';
-import { shownKey } from '../../src/lib/errors.js';
+import { ApiError, shownKey, validationError } from '../../src/lib/errors.js';
 
 t.test('shownKey names a caller-chosen key without echoing a secret or a whole long key', async (t) => {
   t.equal(shownKey(''), '""');
@@ -15,4 +15,11 @@ t.test('shownKey never cuts a surrogate pair in half', async (t) => {
   t.equal(shown, `${'x'.repeat(63)}…`, 'the pair at the cut is left out whole');
   t.notMatch(shown, /\p{Cs}/u, 'no lone surrogate');
   t.equal(shownKey(`${'x'.repeat(62)}😀tail`), `${'x'.repeat(62)}😀…`, 'a pair that fits is kept');
+});
+
+t.test('messages holds the message, then each field error as <field>: <message> (ADDENDUM §7: at least [message])', async (t) => {
+  t.same(new ApiError(404, 'E_GROUP_NOT_FOUND', 'group "x" not found').messages, ['group "x" not found']);
+  const refused = validationError({ name: ['is required'], 'roles[0]': ['must not be empty', 'must be a string'] });
+  t.same(refused.messages, ['Invalid request', 'name: is required', 'roles[0]: must not be empty', 'roles[0]: must be a string']);
+  t.same(validationError({}).messages, ['Invalid request'], 'no field errors: the message alone');
 });

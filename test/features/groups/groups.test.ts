@@ -46,6 +46,8 @@ t.test('group bodies are validated', async (t) => {
     t.equal(res.status, 400, JSON.stringify(body).slice(0, 60));
     t.equal(res.body.code, 'E_VALIDATION');
     t.ok(res.body.field_errors[field], `field_errors names ${field}`);
+    t.equal(res.body.messages[0], res.body.message, 'messages holds the message first (ADDENDUM §7: at least [message])');
+    t.ok(res.body.messages.slice(1).some((m: string) => m.startsWith(`${field}: `)), 'then each field error');
   }
   const list = await platform(server).get('/groups');
   t.equal(list.body.total_results, 0, 'nothing was created');
