@@ -14,7 +14,7 @@ export class ApiError extends Error {
     status: number,
     code: string,
     message: string,
-    options: { fieldErrors?: FieldErrors; messages?: string[]; headers?: Record<string, string>; cause?: unknown } = {},
+    options: { fieldErrors?: FieldErrors; headers?: Record<string, string>; cause?: unknown } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = 'ApiError';
@@ -22,7 +22,7 @@ export class ApiError extends Error {
     this.code = code;
     this.fieldErrors = options.fieldErrors;
     // ADDENDUM §7: `messages` holds at least `[message]`; the field errors follow it.
-    this.messages = options.messages ?? [message, ...fieldErrorLines(options.fieldErrors ?? {})];
+    this.messages = [message, ...fieldErrorLines(options.fieldErrors ?? {})];
     this.headers = options.headers;
   }
 }
