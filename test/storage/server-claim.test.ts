@@ -191,11 +191,8 @@ t.test('a restore claims the data dir while it copies, as a server does: a serve
 });
 
 t.test('a claim removes the working copies that processes killed while claiming or restoring left, and no live one', async (t) => {
-  const gone = spawn(process.execPath, ['-e', '']);
-  const goneId = gone.pid!;
-  await new Promise((resolve) => gone.once('exit', resolve));
-  const running = spawn(process.execPath, [...ENDS_WITH_TEST, '-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'ignore', 'ignore'] });
-  t.teardown(() => running.kill('SIGKILL'));
+  const goneId = await goneProcessId();
+  const running = await idleProcess(t);
   const dataDir = t.testdir({
     [`.restore-${goneId}`]: { 'data.mdb': 'a copy as large as the data' },
     [`.server.pid.${goneId}`]: `${goneId}\n`,
@@ -211,12 +208,9 @@ t.test('a claim removes the working copies that processes killed while claiming 
 });
 
 t.test('a leftover claim is taken over by one process at a time: a start waits its turn, and gives up on one that never ends', async (t) => {
-  const running = spawn(process.execPath, [...ENDS_WITH_TEST, '-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'ignore', 'ignore'] });
-  t.teardown(() => running.kill('SIGKILL'));
-  await new Promise((resolve) => running.once('spawn', resolve));
-  const gone = spawn(process.execPath, ['-e', '']);
-  await new Promise((resolve) => gone.once('exit', resolve));
-  const leftover = `${gone.pid}\n`;
+  const running = await idleProcess(t);
+  const goneId = await goneProcessId();
+  const leftover = `${goneId}\n`;
 
   // A process stopped (or hung) while it takes over the claim: it would be its own to remove.
   const stuck = t.testdir({ 'server.pid': leftover, [`.takeover-${running.pid}`]: `${running.pid}\n${identityOf(running.pid!)}\n` });
@@ -225,7 +219,7 @@ t.test('a leftover claim is taken over by one process at a time: a start waits i
   t.same(readdirSync(stuck).sort(), [`.takeover-${running.pid}`, 'server.pid'], 'and nothing of this start');
 
   // One killed while it took it over, or whose PID another process has taken since, is no longer taking it over.
-  const killed = t.testdir({ 'server.pid': leftover, [`.takeover-${gone.pid}`]: leftover, [`.takeover-${running.pid}`]: `${running.pid}\nboot=0 start=0\n` });
+  const killed = t.testdir({ 'server.pid': leftover, [`.takeover-${goneId}`]: leftover, [`.takeover-${running.pid}`]: `${running.pid}\nboot=0 start=0\n` });
   const release = claimDataDir(killed);
   t.equal(claimedPid(killed), String(process.pid), 'the leftover is taken over');
   t.same(readdirSync(killed).sort(), [`.takeover-${running.pid}`, 'server.pid'], 'and the turn of the killed one removed');
@@ -263,6 +257,21 @@ t.test('a restore killed while it copies leaves nothing the next restore trips o
   const listed = await runCli(['app', 'list'], { dataDir });
   t.same(JSON.parse(listed.stdout).map((app: { name: string }) => app.name), ['Shop']);
 });
+
+/** The PID of a process that has ended (a killed server's, as a leftover claim names it). */
+async function goneProcessId(): Promise<number> {
+  const gone = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => gone.once('exit', resolve));
+  return gone.pid!;
+}
+
+/** A live process that does nothing, ended with the test (or with this test process). */
+async function idleProcess(t: Test) {
+  const running = spawn(process.execPath, [...ENDS_WITH_TEST, '-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['pipe', 'ignore', 'ignore'] });
+  t.teardown(() => running.kill('SIGKILL'));
+  await new Promise((resolve) => running.once('spawn', resolve));
+  return running;
+}
 
 /** Blocks this thread until `done` holds (another process's doing), for at most a minute. */
 function blockUntil(done: () => boolean, what: string): void {
@@ -310,9 +319,7 @@ for (const rivals of [1, 2]) {
     const dir = t.testdir({ data: {} });
     const dataDir = join(dir, 'data');
     const claim = join(dataDir, 'server.pid');
-    const gone = spawn(process.execPath, ['-e', '']);
-    await new Promise((resolve) => gone.once('exit', resolve));
-    writeFileSync(claim, `${gone.pid}\n`);
+    writeFileSync(claim, `${await goneProcessId()}\n`);
     const go = join(dir, 'go');
     const logs = Array.from({ length: rivals }, (_, i) => join(dir, `rival-${i}.log`));
     const others = await Promise.all(logs.map((log) => rivalClaimant(t, dataDir, go, log)));
