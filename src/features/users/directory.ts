@@ -12,6 +12,15 @@ import { checkNewUserId } from './schemas.js';
 
 export const USER_KIND = 'user';
 export const userKey = (appId: string, userId: string): Key[] => [appId, userId];
+export const userLock = (appId: string, userId: string) => actorLockKey(USER_KIND, userKey(appId, userId));
+/** Held while a turn may create a user with this address, so two turns never both create one. */
+export const addressLock = (appId: string, kind: AddressKind, value: string) =>
+  `address:${appId}:${kind}:${normalizeAddress(kind, value)}`;
+export const userCountKey = (appId: string): Key => ['users', appId];
+/** The database of the address index. */
+export const USER_LOOKUP_DB = 'user_lookup';
+
+export type UserView = ActorView<UserContext>;
 
 /**
  * The instant a turn stamps on what it makes for a user (a link, an invite): its own, or the user's
@@ -22,15 +31,6 @@ export function stampForUser(turn: Turn, appId: string, userId: string): number 
   const user = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
   return Math.max(turn.now, user ? userCreatedAt(user.context) : 0);
 }
-export const userLock = (appId: string, userId: string) => actorLockKey(USER_KIND, userKey(appId, userId));
-/** Held while a turn may create a user with this address, so two turns never both create one. */
-export const addressLock = (appId: string, kind: AddressKind, value: string) =>
-  `address:${appId}:${kind}:${normalizeAddress(kind, value)}`;
-export const userCountKey = (appId: string): Key => ['users', appId];
-/** The database of the address index. */
-export const USER_LOOKUP_DB = 'user_lookup';
-
-export type UserView = ActorView<UserContext>;
 
 /** How a caller names a user to find or create: its ID, or an address. */
 export type UserRef = { user_id: string } | { email: string } | { phone: string };
