@@ -306,7 +306,7 @@ t.test(`concurrent requests keep every answer documented and every read consiste
     },
     () => {
       // A link that joins an open group on redemption (made now, redeemed at once). A platform link by address
-      // is 503 when the address changed holder under each of its three attempts (API.md): wide rounds reach it.
+      // is 503 when the address found a new holder in each of its five attempts (API.md): wide rounds may reach it.
       const g = random.pick(model.groups)!;
       const made = requestLink(server, `race${random.int(6)}@example.com`, { group_to_join: g });
       const joined = made.then((res) => (res.status === 200 ? redeem(linkPath(res.body.link)) : res));

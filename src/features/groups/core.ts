@@ -4,7 +4,7 @@ import type { UserDirectory } from '../users/directory.js';
 import type { Acting } from './acting.js';
 import { GroupEdit } from './edit.js';
 import { InviteIndex } from './invite-index.js';
-import { runHolding, type Hold } from './locking.js';
+import { runHolding, type Hold } from '../../runtime/holding.js';
 import { GroupMemberships } from './memberships.js';
 import { GroupNames } from './names.js';
 import { InviteLinks } from './invite-links.js';
@@ -34,6 +34,9 @@ export function createGroupsCore(deps: Pick<Deps, 'store' | 'runtime' | 'users' 
   };
 }
 
+/** The 503 of a group turn that kept finding records to lock under heavy churn. */
+export const GROUP_BUSY = 'The group is changing too fast; try again';
+
 /**
  * A turn over one group: holds its lock and `locks`, growing the set when the edit asks for more. A
  * user acting (on `/me`) has its session checked again once the turn runs: it may have been signed
@@ -51,5 +54,5 @@ export function runEdit<T>(
   return runHolding(core.runtime, [groupLock(appId, groupId), ...locks], (turn, hold: Hold) => {
     if (acting.kind === 'user') core.users.checkCaller(appId, acting);
     return body(new GroupEdit(core, turn, hold, appId, groupId), turn);
-  });
+  }, GROUP_BUSY);
 }

@@ -4,7 +4,7 @@ import type { Turn } from '../../runtime/runtime.js';
 import type { GroupContext, GroupEvent, GroupTally } from '../../../machines/group.machine.js';
 import type { MemberContext, MemberEvent, MemberInput } from '../../../machines/member.machine.js';
 import type { InviteContext, InviteEvent, InviteInput } from '../../../machines/invite.machine.js';
-import type { Hold } from './locking.js';
+import type { Hold } from '../../runtime/holding.js';
 import type { GroupMemberships } from './memberships.js';
 import type { InviteIndex } from './invite-index.js';
 import type { InviteLinks } from './invite-links.js';

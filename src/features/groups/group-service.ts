@@ -6,7 +6,7 @@ import { authorOf, partyOf, type Acting } from './acting.js';
 import { runEdit, type GroupsCore } from './core.js';
 import { GroupEdit } from './edit.js';
 import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, OWNER_ROLE, groupCountKey, groupKey, groupLock, idsInGroup, memberLock } from './keys.js';
-import { fixedHold } from './locking.js';
+import { fixedHold } from '../../runtime/holding.js';
 import type { GroupView, MemberView } from './render.js';
 import type { GroupBody, GroupUpdateBody } from './schemas.js';
 import type * as v from 'valibot';

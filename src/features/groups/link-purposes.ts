@@ -8,7 +8,7 @@ import type { GroupsCore } from './core.js';
 import { GroupEdit } from './edit.js';
 import { answerInvite, answerLocks } from './invite-service.js';
 import { GROUP_KIND, INVITE_KIND, groupKey, groupLock, inviteKey, memberLock } from './keys.js';
-import { fixedHold, type Hold } from './locking.js';
+import { fixedHold, type Hold } from '../../runtime/holding.js';
 
 /** A purpose handler whose redemption body is handed the hold of its turn. */
 export type HoldingHandler<K extends HandledKind> = Omit<PurposeHandler<K>, 'redeem'> & {

@@ -1,8 +1,8 @@
 import type { Turn } from '../../runtime/runtime.js';
-import type { GroupsCore } from './core.js';
+import { GROUP_BUSY, type GroupsCore } from './core.js';
 import { GroupEdit } from './edit.js';
 import { groupLock, inviteLock, memberLock } from './keys.js';
-import { runHolding } from './locking.js';
+import { runHolding } from '../../runtime/holding.js';
 
 /**
  * Runs `body` (which deletes the user) in a turn that first takes the user out of every group of
@@ -30,7 +30,7 @@ export function runRemovingUser<T>(
       edit.finish({ ownerRule: false });
     }
     return body(turn);
-  });
+  }, GROUP_BUSY);
 }
 
 /** The committed invites made for the user, by group, in every group where it has a member record or an invite. */

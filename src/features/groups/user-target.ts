@@ -1,6 +1,6 @@
 import { notFound } from '../../lib/errors.js';
 import type { Turn } from '../../runtime/runtime.js';
-import type { Hold } from './locking.js';
+import type { Hold } from '../../runtime/holding.js';
 import { USER_KIND, userKey, userLock, type UserDirectory, type UserRef } from '../users/directory.js';
 
 /** The body field that names the user: `user_id`, `email` or `phone`. */

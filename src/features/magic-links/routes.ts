@@ -1,6 +1,6 @@
 import { callerAppId } from '../../auth/platform-auth.js';
 import { callerUser } from '../../auth/bearer-auth.js';
-import { ApiError, tokenRefused, unavailable, validationError } from '../../lib/errors.js';
+import { ApiError, tokenRefused, validationError } from '../../lib/errors.js';
 import { parseJsonBody } from '../../lib/validate.js';
 import { ok, redirect } from '../../http/reply.js';
 import { asksFor } from '../../http/accept.js';
@@ -14,10 +14,8 @@ import { FIELD_OF } from '../users/addresses.js';
 import { applyProfileChange } from '../users/profile-change.js';
 import type { LinkPurpose } from './purposes.js';
 import { redeemLink } from './redeem.js';
+import { runHolding } from '../../runtime/holding.js';
 import { MeMagicSchema, PlatformMagicSchema } from './schemas.js';
-
-/** An ensure-then-link turn whose user turned out other than the one locked (a concurrent create): retried. */
-const ENSURE_ATTEMPTS = 3;
 
 /**
  * 400 `E_VALIDATION` naming `data.<field>` unless `data` is a valid platform write of a profile by the
@@ -86,29 +84,27 @@ export function magicLinkRoutes(deps: Deps): Route[] {
           ? { kind: 'join_group', groupId: request.group_to_join }
           : { kind: 'sign_in' };
         const plan = users.planEnsure(appId, ref);
-        for (let attempt = 1; ; attempt++) {
-          // The user found by address must be locked too: its links are revoked under its lock.
-          const found = 'user_id' in ref ? undefined : users.addressHolder(appId, request.kind, request.address);
-          const locks = [...plan.locks, ...(found ? [userLock(appId, found)] : [])];
-          const made = await runtime.run(locks, (turn) => {
-            // Again by the schema as it is now if a change to it was committed while the turn waited for its locks.
-            const { data } = deps.apps.require(appId).schema === request.checked.schema ? request.checked : checkProfileData(deps, appId, request.data);
-            const { userId } = plan.apply(turn, data);
-            if (!turn.holds(userLock(appId, userId))) return undefined;
-            const { link } = magicLinks.create(turn, {
-              appId,
-              userId,
-              expiresAt: turn.now + request.expiration,
-              redirectUrl: request.redirect_url,
-              address: { kind: request.kind, value: request.address },
-              ...('user_id' in ref ? {} : { foundByAddress: true }),
-              purpose,
-            }, request.user_id ? 'user_id' : `data.${FIELD_OF[request.kind]}`);
-            return { link, app_user_id: userId };
-          });
-          if (made) return ok(made);
-          if (attempt === ENSURE_ATTEMPTS) throw unavailable('The user changed while the link was made; try again');
-        }
+        // The user found by address is locked too (its links are revoked under its lock); a holder
+        // that changes before the turn runs is locked in the next attempt, along with this one's.
+        const found = 'user_id' in ref ? undefined : users.addressHolder(appId, request.kind, request.address);
+        const locks = [...plan.locks, ...(found ? [userLock(appId, found)] : [])];
+        const made = await runHolding(runtime, locks, (turn, hold) => {
+          // Again by the schema as it is now if a change to it was committed while the turn waited for its locks.
+          const { data } = deps.apps.require(appId).schema === request.checked.schema ? request.checked : checkProfileData(deps, appId, request.data);
+          const { userId } = plan.apply(turn, data);
+          hold([userLock(appId, userId)]);
+          const { link } = magicLinks.create(turn, {
+            appId,
+            userId,
+            expiresAt: turn.now + request.expiration,
+            redirectUrl: request.redirect_url,
+            address: { kind: request.kind, value: request.address },
+            ...('user_id' in ref ? {} : { foundByAddress: true }),
+            purpose,
+          }, request.user_id ? 'user_id' : `data.${FIELD_OF[request.kind]}`);
+          return { link, app_user_id: userId };
+        }, 'The user changed while the link was made; try again');
+        return ok(made);
       },
     },
     {

@@ -3,7 +3,7 @@ import { startServer } from '../../helpers/server.js';
 import { linkPath, meProbe, profileOf, refreshWith, registerRedirects, requestLink, setUserState, signInByLink } from '../../helpers/sign-in.js';
 import { storeDigest } from '../../helpers/store-digest.js';
 import { manualClock } from '../../../src/lib/clock.js';
-import { userLock } from '../../../src/features/users/directory.js';
+import { addressLock, userLock } from '../../../src/features/users/directory.js';
 import { holdLocks, queueOn } from '../../helpers/locks.js';
 
 t.test('a platform link ensures the user by address and signs it in once', async (t) => {
@@ -367,6 +367,41 @@ t.test('where users may not write an address, its oldest holder is found as ever
   const moved = await server.request('PATCH', `/applications/${appId}/users/${signedIn.app_user_id}/data`, { app: server.app, body: { data: { email: 'moved@example.com' } } });
   t.equal(moved.status, 200, moved.text);
   t.equal((await requestLink(server, 'moved@example.com')).body.app_user_id, signedIn.app_user_id, 'only the app can have written it');
+});
+
+t.test('a link for an address whose holder changed while it waited is made for the new holder, under its lock, in a new attempt', async (t) => {
+  const { startServerWithSchema } = await import('../../helpers/schema.js');
+  const server = await startServerWithSchema(t, { fields: { email: { type: 'string' as const, user_readable: true } } });
+  const appId = server.app.id;
+  const put = (userId: string) => server.request('PUT', `/applications/${appId}/users/${userId}/data`, { app: server.app, body: { data: { email: 'shared@example.com' } } });
+  t.equal((await put('older')).status, 200);
+  t.equal((await put('newer')).status, 200);
+  // `older` signs in by another address: it holds shared@ only while users may not write that field.
+  const elsewhere = await requestLink(server, 'elsewhere@example.com', { user_id: 'older' });
+  t.equal((await server.request('GET', linkPath(elsewhere.body.link))).status, 200);
+  t.equal((await requestLink(server, 'shared@example.com')).body.app_user_id, 'older', 'the oldest holder while only the app writes it');
+
+  const lock = addressLock(appId, 'email', 'shared@example.com');
+  const release = await holdLocks(server, [lock]);
+  const queued = await queueOn(server, lock, () => requestLink(server, 'shared@example.com'));
+  // While the request waits (holding off `older`'s lock, the holder it found), users get to write emails:
+  // an unproved address written by a user who signed in names no one, so `newer` holds it now.
+  await server.deps.apps.update(appId, { schema: { fields: { email: { type: 'string', user_readable: true, user_writable: true } }, allow_unknown_fields: true } });
+  // A turn on `newer` is under way: the link must wait for it, in an attempt that takes `newer`'s lock.
+  const newerLock = userLock(appId, 'newer');
+  const releaseNewer = await holdLocks(server, [newerLock]);
+  await queueOn(server, newerLock, () => {
+    release();
+    return queued.answer;
+  });
+  releaseNewer();
+  const answer = await queued.answer;
+  t.equal(answer.status, 200, answer.text);
+  t.equal(answer.body.app_user_id, 'newer', 'made for the holder found in the turn');
+  const redeemed = await server.request('GET', linkPath(answer.body.link));
+  t.equal(redeemed.status, 200, redeemed.text);
+  t.equal(redeemed.body.app_user_id, 'newer');
+  t.same(profileOf(server, 'newer').verified_data, { email: 'shared@example.com' }, 'the new holder proved it');
 });
 
 t.test('an address moved away from its verified value is no longer verified: it signs no one in to that account, nor reads as proved', async (t) => {

@@ -1,5 +1,5 @@
-import { unavailable } from '../../lib/errors.js';
-import type { ActorRuntime, Turn } from '../../runtime/runtime.js';
+import { unavailable } from '../lib/errors.js';
+import type { ActorRuntime, Turn } from './runtime.js';
 
 /** Thrown by a turn body that found it must hold more locks; the turn has written nothing yet. */
 class MissingLocks extends Error {
@@ -15,11 +15,17 @@ const MAX_ATTEMPTS = 5;
 
 /**
  * Runs a turn whose lock set depends on what it finds (a group's members, the member of an
- * invite): the body calls `hold` before touching anything it did not know of beforehand, and a
- * refused attempt is repeated with the bigger set. Nothing is committed by an attempt that asks.
- * A turn that makes new records draws their IDs inside it (`Turn.lockNew`), so each attempt draws anew.
+ * invite, the user an address names): the body calls `hold` before touching anything it did not
+ * know of beforehand, and a refused attempt is repeated with the bigger set. Nothing is committed by
+ * an attempt that asks. A turn that makes new records draws their IDs inside it (`Turn.lockNew`), so
+ * each attempt draws anew. After `MAX_ATTEMPTS` it answers 503 with `busy`: what kept changing.
  */
-export async function runHolding<T>(runtime: ActorRuntime, locks: readonly string[], body: (turn: Turn, hold: Hold) => T): Promise<T> {
+export async function runHolding<T>(
+  runtime: ActorRuntime,
+  locks: readonly string[],
+  body: (turn: Turn, hold: Hold) => T,
+  busy: string,
+): Promise<T> {
   const held = new Set(locks);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     try {
@@ -34,7 +40,7 @@ export async function runHolding<T>(runtime: ActorRuntime, locks: readonly strin
       for (const key of error.keys) held.add(key);
     }
   }
-  throw unavailable('The group is changing too fast; try again');
+  throw unavailable(busy);
 }
 
 /**
