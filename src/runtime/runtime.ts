@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError, invalidTransition, notFound, storageFailure, unavailable } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { Database, Key, Store } from '../storage/store.js';
+import { readPage, type PageRequest } from '../storage/paging.js';
 import { KeyLocks } from './locks.js';
 import type { MachineRegistry } from './machines.js';
 
@@ -140,6 +141,11 @@ export class ActorRuntime {
   read<C>(kind: string, key: Key[]): ActorView<C> | undefined {
     const stored = this.snapshots(kind).get(key);
     return stored ? viewOf<C>(this.upgrade(kind, stored)) : undefined;
+  }
+
+  /** Committed views of one page of a kind's table, from one range read: no get and decode per entry. */
+  readPage<C>(kind: string, request: PageRequest): ActorView<C>[] {
+    return readPage(this.table(kind), request).map(({ value }) => viewOf<C>(this.upgrade(kind, value)));
   }
 
   /** Whether the actor exists (committed), without reading it. */

@@ -9,7 +9,7 @@ import type { GroupsCore } from './core.js';
 import { GROUP_KIND, INVITE_KIND, MEMBER_KIND, groupCountKey, groupKey, inviteKey, memberKey } from './keys.js';
 import type { GroupView, InviteView, MemberView } from './render.js';
 import type { ListQuery } from './schemas.js';
-import { HIGH_KEY, type Database, type Key } from '../../storage/store.js';
+import { HIGH_KEY, type Key } from '../../storage/store.js';
 
 export interface Page<T> {
   total: number;
@@ -23,8 +23,8 @@ function pageOfIds(ids: Iterable<string>, query: ListQuery): Page<string> {
   return { total: sorted.length, items: start < 0 ? [] : sorted.slice(start, start + query.pageSize) };
 }
 
-const idsOfPage = (db: Database<unknown, Key>, prefix: Key[], query: ListQuery) =>
-  readPage(db, { prefix, pageSize: query.pageSize, after: query.after }).map(({ id }) => id);
+/** The page request of a list by its key prefix. */
+const pageRequest = (prefix: Key[], query: ListQuery) => ({ prefix, pageSize: query.pageSize, after: query.after });
 
 /** Committed reads of groups, members and invites: no actor is activated to answer them. */
 export class GroupReads {
@@ -81,15 +81,16 @@ export class GroupReads {
   /** An app's groups; `lookup_filter` values match a group ID or, case-insensitively, a name. */
   groups(appId: string, query: ListQuery): Page<GroupView> {
     const { runtime, names } = this.core;
-    const page = query.lookup_filter
-      ? pageOfIds(
-          query.lookup_filter.flatMap((value) => [
-            ...(runtime.table(GROUP_KIND).doesExist(groupKey(appId, value)) ? [value] : []),
-            ...names.idsNamed(appId, value),
-          ]),
-          query,
-        )
-      : { total: runtime.counter(groupCountKey(appId)), items: idsOfPage(runtime.table(GROUP_KIND), [appId], query) };
+    if (!query.lookup_filter) {
+      return { total: runtime.counter(groupCountKey(appId)), items: runtime.readPage<GroupContext>(GROUP_KIND, pageRequest([appId], query)) };
+    }
+    const page = pageOfIds(
+      query.lookup_filter.flatMap((value) => [
+        ...(runtime.table(GROUP_KIND).doesExist(groupKey(appId, value)) ? [value] : []),
+        ...names.idsNamed(appId, value),
+      ]),
+      query,
+    );
     return { total: page.total, items: page.items.map((id) => this.group(appId, id)) };
   }
 
@@ -102,7 +103,7 @@ export class GroupReads {
     const { memberships } = this.core;
     const db = memberships.table;
     const total = db.getKeysCount({ start: [appId, userId, ''], end: [appId, userId, HIGH_KEY] });
-    const items = readPage(db, { prefix: [appId, userId], pageSize: query.pageSize, after: query.after }).flatMap(({ id, value }) => {
+    const items = readPage(db, pageRequest([appId, userId], query)).flatMap(({ id, value }) => {
       const group = memberships.renderedGroup(appId, id);
       return group ? [{ group, member: value }] : [];
     });
@@ -120,14 +121,13 @@ export class GroupReads {
       const kind = addressKindOf(value);
       return searchable(kind) ? users.findByAddress(appId, kind, value) : [];
     };
-    const page = query.lookup_filter
-      ? pageOfIds(
-          query.lookup_filter
-            .flatMap((value) => [value, ...byAddress(value)])
-            .flatMap((userId) => memberships.memberIdOf(appId, userId, groupId) ?? []),
-          query,
-        )
-      : { total: group.context.tally.members, items: idsOfPage(runtime.table(MEMBER_KIND), [appId, groupId], query) };
+    if (!query.lookup_filter) {
+      return { total: group.context.tally.members, items: runtime.readPage<MemberContext>(MEMBER_KIND, pageRequest([appId, groupId], query)) };
+    }
+    const page = pageOfIds(
+      query.lookup_filter.flatMap((value) => [value, ...byAddress(value)]).flatMap((userId) => memberships.memberIdOf(appId, userId, groupId) ?? []),
+      query,
+    );
     return { total: page.total, items: page.items.map((id) => this.memberOfGroup(appId, groupId, id)) };
   }
 
@@ -135,9 +135,10 @@ export class GroupReads {
   invites(appId: string, groupId: string, query: ListQuery): Page<InviteView> {
     const group = this.group(appId, groupId);
     const { runtime, invites } = this.core;
-    const page = query.ensured_user_id
-      ? pageOfIds(invites.idsOf(appId, groupId, query.ensured_user_id), query)
-      : { total: group.context.tally.invites, items: idsOfPage(runtime.table(INVITE_KIND), [appId, groupId], query) };
+    if (!query.ensured_user_id) {
+      return { total: group.context.tally.invites, items: runtime.readPage<InviteContext>(INVITE_KIND, pageRequest([appId, groupId], query)) };
+    }
+    const page = pageOfIds(invites.idsOf(appId, groupId, query.ensured_user_id), query);
     return { total: page.total, items: page.items.map((id) => this.inviteOfGroup(appId, groupId, id)) };
   }
 }
