@@ -9,9 +9,26 @@ import { DataDirNotReady } from './not-ready.js';
 export type { Database, Key };
 
 export interface DbOptions {
-  /** `binary` for prepared bytes served as-is; msgpack otherwise. */
-  encoding?: 'msgpack' | 'binary';
+  /**
+   * `binary` for prepared bytes served as-is; msgpack otherwise. `views` reads a `binary` database
+   * without copying each value: a value (also each entry of a range) is a view over lmdb-js's shared
+   * buffer, good only until the next read of any database, so it suits a range whose entries are
+   * each used up before the next is read. Copying every value of a page cost ~5 times the rest of
+   * reading it (docs/PERFORMANCE.md, round 23). Never written through.
+   */
+  encoding?: 'msgpack' | 'binary' | 'views';
 }
+
+/**
+ * lmdb-js hands a decoder that copies (`needsStableBuffer` unset) its shared buffer as it is, for gets
+ * and range entries alike; this one answers a view of it.
+ */
+const VIEWS_DECODER = {
+  decode: (bytes: Buffer, size?: number) => bytes.subarray(0, size ?? bytes.length),
+  encode: () => {
+    throw new TypeError('A database read as views is never written through');
+  },
+};
 
 /** One LMDB environment with named databases, opened on first use. */
 export interface Store {
@@ -69,15 +86,17 @@ export function openStore(path: string, options: StoreOptions = {}): Store {
     path,
     root,
     db(name, options = {}) {
-      let db = dbs.get(name);
+      const encoding = options.encoding ?? 'msgpack';
+      const id = encoding === 'views' ? `${name} (views)` : name;
+      let db = dbs.get(id);
       if (!db) {
         // Plain msgpack maps, not records: record structures are shared only up to 32 shapes, and
         // profiles have as many shapes as their data has key sets; past that every value carries
         // its structure inline and is slower to write and read. Values stored as records still
         // decode. (`useRecords` is a msgpackr option lmdb-js passes on; its types do not list it.)
-        const dbOptions = { name, encoding: options.encoding ?? 'msgpack', useRecords: false };
+        const dbOptions = encoding === 'views' ? { name, encoding: 'binary' as const, encoder: VIEWS_DECODER } : { name, encoding, useRecords: false };
         db = absent && !hasDb(name) ? absent.openDB(dbOptions) : root.openDB(dbOptions);
-        dbs.set(name, db);
+        dbs.set(id, db);
       }
       return db;
     },

@@ -80,6 +80,8 @@ export class ProfileViews {
   readonly groupViews: Database<Buffer, Key>;
   /** `[appId, userId]` → the user's view record (view-record.ts), stored as raw bytes. */
   readonly records: Database<Buffer, Key>;
+  /** `records` read without a copy of each value: for pages, each record used up before the next is read. */
+  private readonly recordViews: Database<Buffer, Key>;
   /** How every body opens: the key of the user's ID, named after the brand. */
   private readonly opening: string;
   private readonly openingBytes: Buffer;
@@ -90,6 +92,7 @@ export class ProfileViews {
     config: Config,
   ) {
     this.records = store.db<Buffer>(USER_VIEWS_DB, { encoding: 'binary' });
+    this.recordViews = store.db<Buffer>(USER_VIEWS_DB, { encoding: 'views' });
     this.memberships = store.db<MemberEntry>('user_groups');
     this.groupViews = store.db<Buffer>('group_views', { encoding: 'binary' });
     this.opening = `{${json(config.names.userField)}:`;
@@ -242,7 +245,8 @@ export class ProfileViews {
   /** Prepared platform bytes of one page of an app's profiles, in user ID order, read as they are taken. */
   *platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Generator<Uint8Array> {
     const groupBytes = this.groupBytesOf(appId);
-    for (const { value } of pageEntries(this.records, { ...request, prefix: [appId] })) yield withOpening(platformBody(value, groupBytes), this.openingBytes);
+    // `platformBody` copies the record before it reads any group rendering (which would overwrite the view).
+    for (const { value } of pageEntries(this.recordViews, { ...request, prefix: [appId] })) yield withOpening(platformBody(value, groupBytes), this.openingBytes);
   }
 
   /** Prepared bytes of the user's own view, re-rendered when the schema changed since; from `view` when given. */

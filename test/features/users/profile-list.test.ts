@@ -66,6 +66,25 @@ t.test('paging over thousands of users in both orders: no gaps, no duplicates, e
   t.equal(full.body.results[0].svc_user, ascending[2500]);
 });
 
+t.test('each profile of a page is the one its own read answers, groups listed among them, in both orders', async (t) => {
+  const server = await startServer(t);
+  const appId = server.app.id;
+  const platform = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${appId}${path}`, { app: server.app, body });
+  const ids = await seed(server, 40, (i) => ({ first_name: `Name ${i}`, bio: 'x'.repeat(10 + ((i * 37) % 900)) }));
+  // Every third user joins groups: its page entry reads group renderings in between records.
+  for (const name of ['Red', 'Green']) {
+    const group = await platform('POST', '/groups', { name });
+    for (const userId of ids.filter((_, i) => i % 3 === 0)) t.equal((await platform('POST', `/groups/${group.body.id}/members`, { user_id: userId, roles: [] })).status, 200);
+  }
+  const own = await Promise.all(ids.map(async (userId) => (await platform('GET', `/users/${userId}/data`)).body));
+  t.ok(own[0].groups.length === 2 && own[1].groups.length === 0);
+  for (const sort of ['asc', 'desc']) {
+    const page = await platform('GET', `/users/data?page_size=1000&sort=${sort}`);
+    t.equal(page.status, 200);
+    t.same(page.body.results, sort === 'asc' ? own : [...own].reverse(), `${sort}: every entry is its user's own profile`);
+  }
+});
+
 t.test('filters: lookup (data and verified_data, case-insensitive), IDs, duplicates, fields', async (t) => {
   const server = await startServer(t);
   const appId = server.app.id;
