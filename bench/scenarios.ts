@@ -69,6 +69,9 @@ const GROUP_CREATORS = 1024;
 /** A full page of members (the most a page holds), each with its user's profile card. */
 const MEMBER_PAGE = 100;
 
+/** The groups each user of the read of users in groups is a member of: a body lists each group's rendering. */
+const READ_GROUPS = 4;
+
 /** The durable write; the bench measures the storage floor on its data set right after it. */
 export const PROFILE_WRITE: Scenario = {
   name: 'profile write (PUT, durable)',
@@ -164,6 +167,23 @@ export const scenarios: readonly Scenario[] = [
         env.client.call('POST', `${groupsPath}/${group.id}/members`, { platform: true, body: { user_id: members[i].id, roles: ['member'], state: 'active' } }),
       );
       return { method: 'GET', path: `${groupsPath}/${group.id}/members?page_size=${MEMBER_PAGE}`, headers: env.client.platformHeaders };
+    },
+  },
+  {
+    // Not named a "platform profile read": `--only` would pick it with the bar's read.
+    name: `profile read, a user in ${READ_GROUPS} groups`,
+    setup: async (env) => {
+      const groupsPath = `/applications/${env.client.app.id}/groups`;
+      // Users of their own (after the member list's), so whichever scenarios run before, each lists READ_GROUPS groups.
+      const readers = env.users().slice(MEMBER_PAGE, 2 * MEMBER_PAGE);
+      if (readers.length === 0) throw new Error(`reading users in groups needs more than ${MEMBER_PAGE} seeded users`);
+      for (let g = 0; g < READ_GROUPS; g++) {
+        const group = await env.client.call('POST', groupsPath, { platform: true, body: { name: `read bench ${g}` } });
+        await runConcurrently(readers.length, 16, (i) =>
+          env.client.call('POST', `${groupsPath}/${group.id}/members`, { platform: true, body: { user_id: readers[i].id, roles: ['member'], state: 'active' } }),
+        );
+      }
+      return { method: 'GET', path: `${usersPath(env)}/{user}/data`, headers: env.client.platformHeaders, pools: { user: readers.map((u) => u.id) } };
     },
   },
 ];
