@@ -248,7 +248,8 @@ export class ProfileViews {
 
   /** Prepared platform bytes of one page of an app's profiles, in user ID order, read as they are taken. */
   *platformPage(appId: string, request: Omit<PageRequest, 'prefix'>): Generator<Uint8Array> {
-    const groupBytes = this.groupBytesOf(appId);
+    // Users of a page often share their groups: each group's rendering is read once for the page.
+    const groupBytes = readOnce(this.groupBytesOf(appId));
     // `platformBody` copies the record before it reads any group rendering (which would overwrite the view).
     for (const { value } of pageEntries(this.recordViews, { ...request, prefix: [appId] })) yield withOpening(platformBody(value, groupBytes), this.openingBytes);
   }
@@ -283,6 +284,15 @@ export class ProfileViews {
   private groupBytesOf(appId: string): GroupBytes {
     return (groupId) => this.groupRendering(appId, groupId);
   }
+}
+
+/** `groupBytes` answering each group from its first read (for one synchronous read of many bodies). */
+function readOnce(groupBytes: GroupBytes): GroupBytes {
+  const read = new Map<string, Uint8Array | undefined>();
+  return (groupId) => {
+    if (!read.has(groupId)) read.set(groupId, groupBytes(groupId));
+    return read.get(groupId);
+  };
 }
 
 /** Whether a user may read addresses of `kind`: the app's schema makes their field `user_readable`. */
