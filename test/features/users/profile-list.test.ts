@@ -3,6 +3,7 @@ import { startServer, type TestServer } from '../../helpers/server.js';
 import { userLock } from '../../../src/features/users/directory.js';
 import { newId } from '../../../src/lib/ids.js';
 import { signInByLink } from '../../helpers/sign-in.js';
+import { platform } from '../groups/helpers.js';
 
 const SEEDED = 3000;
 
@@ -68,18 +69,17 @@ t.test('paging over thousands of users in both orders: no gaps, no duplicates, e
 
 t.test('each profile of a page is the one its own read answers, groups listed among them, in both orders', async (t) => {
   const server = await startServer(t);
-  const appId = server.app.id;
-  const platform = (method: string, path: string, body?: unknown) => server.request(method, `/applications/${appId}${path}`, { app: server.app, body });
+  const api = platform(server);
   const ids = await seed(server, 40, (i) => ({ first_name: `Name ${i}`, bio: 'x'.repeat(10 + ((i * 37) % 900)) }));
   // Every third user joins groups: its page entry reads group renderings in between records.
   for (const name of ['Red', 'Green']) {
-    const group = await platform('POST', '/groups', { name });
-    for (const userId of ids.filter((_, i) => i % 3 === 0)) t.equal((await platform('POST', `/groups/${group.body.id}/members`, { user_id: userId, roles: [] })).status, 200);
+    const group = await api.post('/groups', { name });
+    for (const userId of ids.filter((_, i) => i % 3 === 0)) t.equal((await api.post(`/groups/${group.body.id}/members`, { user_id: userId, roles: [] })).status, 200);
   }
-  const own = await Promise.all(ids.map(async (userId) => (await platform('GET', `/users/${userId}/data`)).body));
+  const own = await Promise.all(ids.map(async (userId) => (await api.get(`/users/${userId}/data`)).body));
   t.ok(own[0].groups.length === 2 && own[1].groups.length === 0);
   for (const sort of ['asc', 'desc']) {
-    const page = await platform('GET', `/users/data?page_size=1000&sort=${sort}`);
+    const page = await api.get(`/users/data?page_size=1000&sort=${sort}`);
     t.equal(page.status, 200);
     t.same(page.body.results, sort === 'asc' ? own : [...own].reverse(), `${sort}: every entry is its user's own profile`);
   }
