@@ -9,6 +9,7 @@ import type { ProfileViews } from './profile-views.js';
 import { fieldSpec } from '../applications/schemas.js';
 import type { ApplicationStore } from '../applications/store.js';
 import { checkNewUserId } from './schemas.js';
+import { CreationStamps } from './creation-stamps.js';
 
 export const USER_KIND = 'user';
 export const userKey = (appId: string, userId: string): Key[] => [appId, userId];
@@ -48,6 +49,7 @@ export interface EnsurePlan {
 export class UserDirectory {
   /** `[appId, kind, value, createdMs, userId]`: oldest first for each address. */
   private readonly lookup: Database<true, Key>;
+  private readonly creationStamps = new CreationStamps();
 
   constructor(
     store: Store,
@@ -104,7 +106,8 @@ export class UserDirectory {
 
   create(turn: Turn, input: { appId: string; id: string; data: ProfileData; attributes: Attributes }): UserView {
     const data = { ...input.data, user_id: input.id };
-    const user = turn.create<UserContext>(USER_KIND, userKey(input.appId, input.id), { ...input, data, at: turn.now });
+    const at = this.creationStamps.stampFor(userLock(input.appId, input.id), turn.now);
+    const user = turn.create<UserContext>(USER_KIND, userKey(input.appId, input.id), { ...input, data, at });
     this.reindex(turn, undefined, user);
     turn.count(userCountKey(input.appId), 1);
     return user;
@@ -161,6 +164,7 @@ export class UserDirectory {
     const before = turn.get<UserContext>(USER_KIND, userKey(appId, userId));
     if (!before) throw notFound('user', userId);
     turn.remove(USER_KIND, userKey(appId, userId));
+    this.creationStamps.deletedAt(userLock(appId, userId), userCreatedAt(before.context), turn.now);
     this.reindex(turn, before, undefined);
     turn.count(userCountKey(appId), -1);
   }

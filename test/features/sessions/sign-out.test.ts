@@ -179,16 +179,18 @@ t.test('a user ID reused after a deletion inherits no session, token or link', a
 });
 
 t.test("a user made again under a deleted user's ID refuses its access tokens, whatever the clock reads", async (t) => {
-  const steps: Array<[string, number]> = [
-    ['stepped back an hour (NTP) before the re-creation', -3600_000],
-    ['standing in the millisecond the deleted user signed in', 0],
+  // [case, ms from the user's creation to its sign-in, clock step before the re-creation]
+  const steps: Array<[string, number, number]> = [
+    ['stepped back an hour (NTP) before the re-creation', 1, -3600_000],
+    ['standing in the millisecond the deleted user signed in', 1, 0],
+    ["the deleted user's whole life and the re-creation in one millisecond", 0, 0],
   ];
-  for (const [when, step] of steps) {
+  for (const [when, lived, step] of steps) {
     t.test(when, async (t) => {
       const clock = manualClock();
       const server = await startServer(t, { clock });
       const made = await requestLink(server, 'ada@example.com', { user_id: 'ext-7' });
-      clock.advance(1);
+      clock.advance(lived);
       const old = (await redeem(server, made.body.link)).body;
       t.equal((await probe(server, old.access_token)).status, 200);
       const userPath = `/applications/${server.app.id}/users/ext-7/data`;
@@ -202,6 +204,29 @@ t.test("a user made again under a deleted user's ID refuses its access tokens, w
       t.equal((await probe(server, fresh.body.access_token)).status, 200, "the new user's own tokens hold");
     });
   }
+});
+
+t.test("three users made, signed in and deleted under one ID in one millisecond refuse each other's tokens", async (t) => {
+  const server = await startServer(t, { clock: manualClock() });
+  const userPath = `/applications/${server.app.id}/users/ext-7/data`;
+  const created: string[] = [];
+  const signIn = async () => {
+    const made = await requestLink(server, 'ada@example.com', { user_id: 'ext-7' });
+    const session: SignedIn = (await redeem(server, made.body.link)).body;
+    created.push((await server.request('GET', userPath, { app: server.app })).body.meta.created);
+    return session;
+  };
+  const deleteUser = async () => t.equal((await server.request('DELETE', userPath, { app: server.app })).status, 204);
+  const first = await signIn();
+  await deleteUser();
+  const second = await signIn();
+  await deleteUser();
+  const third = await signIn();
+  await assertDead(t, server, first);
+  await assertDead(t, server, second);
+  t.equal((await probe(server, third.access_token)).status, 200, "the third user's own tokens hold");
+  const instants = created.map((iso) => Date.parse(iso));
+  t.same(instants, [instants[0], instants[0] + 1, instants[0] + 2], 'each stamped a millisecond past the one deleted before it');
 });
 
 t.test("an access token from before tokens named their user's creation keeps the time check until it expires", async (t) => {
