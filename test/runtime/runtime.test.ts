@@ -5,6 +5,7 @@ import { ok, noContent } from '../../src/http/reply.js';
 import { conflict, notFound } from '../../src/lib/errors.js';
 import { actorLockKey, ActorRuntime, type RuntimeOptions, type SnapshotStore } from '../../src/runtime/runtime.js';
 import { openStore, type Store } from '../../src/storage/store.js';
+import { runHolding } from '../../src/runtime/holding.js';
 import type { KeyLocks } from '../../src/runtime/locks.js';
 import { manualClock } from '../../src/lib/clock.js';
 import type { Deps } from '../../src/deps.js';
@@ -226,6 +227,44 @@ t.test('lockNew holds fresh keys to the end of the turn, drawing again past one 
   const never = runtime.run([], (turn) => turn.lockNew(() => [doorKey('d1')], (drawnKeys) => drawnKeys));
   await t.rejects(never, { status: 503, code: 'E_UNAVAILABLE' });
   releaseGuess();
+});
+
+t.test('runHolding runs a turn again holding the locks it asked for, and answers 503 once five attempts each asked for more', async (t) => {
+  const store = openStore(t.testdir());
+  const runtime = runtimeOver(t, store);
+  const marks = store.db<string>('marks');
+
+  const heldWhenWritten: string[][] = [];
+  let attempts = 0;
+  const grown = await runHolding(runtime, [doorKey('a')], (turn, hold) => {
+    attempts++;
+    hold([doorKey('b')]);
+    heldWhenWritten.push(['a', 'b', 'c'].filter((k) => turn.holds(doorKey(k))));
+    turn.put(marks, ['grown'], 'written');
+    return 'done';
+  }, 'never busy');
+  t.equal(grown, 'done');
+  t.equal(attempts, 2, 'the first attempt asked for b');
+  t.same(heldWhenWritten, [['a', 'b']], 'written once, holding both');
+  t.equal(marks.get(['grown']), 'written');
+
+  attempts = 0;
+  const restless = runHolding(runtime, [doorKey('a')], (turn, hold) => {
+    attempts++;
+    turn.put(marks, ['restless'], 'written');
+    hold([doorKey(`moved-${attempts}`)]);
+  }, 'The door kept moving; try again');
+  await t.rejects(restless, { status: 503, code: 'E_UNAVAILABLE', message: 'The door kept moving; try again' });
+  t.equal(attempts, 5);
+  t.equal(marks.get(['restless']), undefined, 'no attempt committed');
+
+  attempts = 0;
+  const failing = runHolding(runtime, [doorKey('a')], () => {
+    attempts++;
+    throw notFound('door', 'a');
+  }, 'never busy');
+  await t.rejects(failing, { status: 404, code: 'E_DOOR_NOT_FOUND' });
+  t.equal(attempts, 1, 'any other error ends it at once');
 });
 
 t.test('passivation, the resident cap, and reload from the snapshot', async (t) => {
