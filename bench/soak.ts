@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WRK_INSTALL_HINT, runWrk, wrkAvailable, type WrkResult } from './wrk.js';
 import { rssAnonBytes, startService } from './service-process.js';
-import { serviceClient } from './client.js';
+import { runConcurrently, serviceClient, type ServiceClient } from './client.js';
 import { seedUsers, signIn } from './seed.js';
 import { luaString, writeRawScript } from './lua.js';
 import { writeResults } from './report.js';
@@ -11,8 +11,8 @@ import { numberOption, parseCommandLine, UNLIMITED } from './options.js';
 import { runMain } from './main.js';
 import { median } from './measure.js';
 
-// The soak (issue 7): a bounded mixed load (platform reads, /me reads, profile writes) in intervals,
-// reading the service's RssAnon after each, to show that memory stays flat and p99 stable.
+// The soak (issue 7): a bounded mixed load (platform reads, /me reads, profile writes, group updates) in
+// intervals, reading the service's RssAnon after each, to show that memory stays flat and p99 stable.
 // `npm run bench:soak -- [--minutes 5] [--interval 30] [--users 2000]`.
 
 const log = (message: string) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -22,7 +22,29 @@ interface Interval extends WrkResult {
   rssAnonMb: number;
 }
 
-function mixedLoadLua(appId: string, platform: Record<string, string>, userIds: readonly string[], tokens: readonly string[]): string {
+const GROUPS = 8;
+const MEMBERS_PER_GROUP = 100;
+
+/**
+ * Groups whose members are among the seeded users (each user in one), so reads of those users fill in
+ * a group's rendering and the group updates of the mix rewrite renderings that reads then serve.
+ */
+async function groupsWithMembers(client: ServiceClient, userIds: readonly string[]): Promise<string[]> {
+  const groupsPath = `/applications/${client.app.id}/groups`;
+  const groups: string[] = [];
+  for (let g = 0; g < GROUPS; g++) {
+    const members = userIds.slice(g * MEMBERS_PER_GROUP, (g + 1) * MEMBERS_PER_GROUP);
+    if (members.length === 0) break;
+    const group = await client.call('POST', groupsPath, { platform: true, body: { name: `soak group ${g}` } });
+    await runConcurrently(members.length, 16, (i) =>
+      client.call('POST', `${groupsPath}/${group.id}/members`, { platform: true, body: { user_id: members[i], roles: ['member'], state: 'active' } }),
+    );
+    groups.push(group.id);
+  }
+  return groups;
+}
+
+function mixedLoadLua(appId: string, platform: Record<string, string>, userIds: readonly string[], tokens: readonly string[], groupIds: readonly string[]): string {
   const list = (values: readonly string[]) => `{${values.map(luaString).join(',')}}`;
   const headerLines = Object.entries(platform)
     .map(([name, value]) => `  h[${luaString(name)}] = ${luaString(value)}`)
@@ -30,6 +52,7 @@ function mixedLoadLua(appId: string, platform: Record<string, string>, userIds: 
   return `
 local users = ${list(userIds)}
 local tokens = ${list(tokens)}
+local groups = ${list(groupIds)}
 local app = ${luaString(appId)}
 local n = 0
 request = function()
@@ -46,6 +69,11 @@ ${headerLines}
     h["content-type"] = "application/json"
     local body = '{"data":{"first_name":"Soak ' .. n .. '","email":"soak-' .. user .. '@example.com"}}'
     return wrk.format("PUT", "/applications/" .. app .. "/users/" .. user .. "/data", h, body)
+  end
+  if pick <= 35 then
+    h["content-type"] = "application/json"
+    local group = groups[math.random(#groups)]
+    return wrk.format("PUT", "/applications/" .. app .. "/groups/" .. group, h, '{"meta":{"soak":' .. n .. '}}')
   end
   return wrk.format("GET", "/applications/" .. app .. "/users/" .. user .. "/data", h, nil)
 end
@@ -75,11 +103,14 @@ async function main(): Promise<number> {
     log(`seeding ${userCount} users, signing 64 in`);
     const { users } = await seedUsers(client, userCount, 128);
     const signedIn = await signIn(client, users.slice(0, 64));
-    const lua = mixedLoadLua(client.app.id, client.platformHeaders, users.map((u) => u.id), signedIn.map((s) => s.accessToken));
+    const userIds = users.map((u) => u.id);
+    const groupIds = await groupsWithMembers(client, userIds);
+    log(`${groupIds.length} groups of up to ${MEMBERS_PER_GROUP} members`);
+    const lua = mixedLoadLua(client.app.id, client.platformHeaders, userIds, signedIn.map((s) => s.accessToken), groupIds);
     const script = await writeRawScript(work, 'soak', lua);
     const intervals: Interval[] = [];
     const rounds = Math.max(2, Math.round((minutes * 60) / interval));
-    log(`${rounds} intervals of ${interval}s: 70% platform reads, 15% /me reads, 15% profile writes, 64 connections`);
+    log(`${rounds} intervals of ${interval}s: 65% platform reads, 15% /me reads, 15% profile writes, 5% group updates, 64 connections`);
     for (let i = 0; i < rounds; i++) {
       const result = await runWrk({ url: service.baseUrl, seconds: interval, connections: 64, threads: 1, script });
       const death = service.died();
@@ -88,9 +119,12 @@ async function main(): Promise<number> {
       intervals.push({ ...result, atSeconds: (i + 1) * interval, rssAnonMb });
       log(`  ${(i + 1) * interval}s: ${result.requestsPerSecond.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, RssAnon ${rssAnonMb.toFixed(0)} MB, non-2xx ${result.non2xx}`);
     }
-    // The first interval warms up (JIT, actor cache filling): growth is judged from the second on.
+    // The first interval warms up (JIT, actor cache filling): growth is judged from the second on. Each
+    // reading falls anywhere in the collector's cycle, so growth compares the floors of the earlier and the
+    // later half (a leak raises the floor), not one reading with another.
     const settled = intervals.slice(1);
-    const memoryGrowth = settled[settled.length - 1].rssAnonMb / settled[0].rssAnonMb - 1;
+    const floor = (part: Interval[]) => Math.min(...part.map((r) => r.rssAnonMb));
+    const memoryGrowth = floor(settled.slice(Math.floor(settled.length / 2))) / floor(settled.slice(0, Math.ceil(settled.length / 2))) - 1;
     const p99s = settled.map((r) => r.p99Ms);
     const p99Spread = Math.max(...p99s) / median(p99s);
     const failures = intervals.reduce((sum, r) => sum + r.non2xx, 0);
