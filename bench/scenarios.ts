@@ -214,7 +214,7 @@ async function inviteFlow(env: ScenarioEnv, dir: string): Promise<ChainedLoad> {
   });
   await env.client.call('POST', `/me/groups/${groups[0]}/invites/${probe.invitation.id}/accept`, { token: invitees[0].accessToken });
   const offsetFile = join(dir, 'invite-pairs.offset');
-  await writeFile(offsetFile, String(invitees.length)); // the probe used the first pair
+  await writeFile(offsetFile, '1'); // the probe used the first pair (n = 0)
   return {
     lua: `
 local groups = { ${groups.map(luaString).join(', ')} }
@@ -235,9 +235,12 @@ request = function()
     local f = io.open(offsetFile, "r"); n = tonumber(f:read("*a")); f:close()
   end
   if n >= #groups * #invitees then wrk.thread:stop() end
-  -- Consecutive invites go to different groups, so they do not queue on one group's lock.
-  local group = groups[n % #groups + 1]
-  local user = invitees[math.floor(n / #groups) % #invitees + 1]
+  -- Consecutive invites go to different groups and different users, so they queue neither on one group's
+  -- lock nor on one invitee's (an invite holds both). For each group the users run through every invitee
+  -- once, so each (group, user) pair comes once in #groups * #invitees.
+  local g = n % #groups
+  local group = groups[g + 1]
+  local user = invitees[(math.floor(n / #groups) + g) % #invitees + 1]
   n = n + 1
   local f = io.open(offsetFile, "w"); f:write(n); f:close()
   return wrk.format("POST", "/me/groups/" .. group .. "/invites", owner, '{"roles":["member"],"user_id":"' .. user .. '"}')
