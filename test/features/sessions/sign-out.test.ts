@@ -3,6 +3,8 @@ import { startServer, type TestServer } from '../../helpers/server.js';
 import { linkPath, meProbe as probe, refreshWith as refresh, requestLink, signInByLink, type SignedIn } from '../../helpers/sign-in.js';
 import { resignedAsServer } from '../../helpers/tokens.js';
 import { manualClock } from '../../../src/lib/clock.js';
+import { verifyStore } from '../../../src/verify/invariants.js';
+import { allInvariants } from '../../../src/verify/all.js';
 
 const platformSignOut = (server: TestServer, userId: string, body?: unknown) =>
   server.request('POST', `/applications/${server.app.id}/users/${userId}/signout`, { app: server.app, body });
@@ -227,6 +229,7 @@ t.test("three users made, signed in and deleted under one ID in one millisecond 
   t.equal((await probe(server, third.access_token)).status, 200, "the third user's own tokens hold");
   const instants = created.map((iso) => Date.parse(iso));
   t.same(instants, [instants[0], instants[0] + 1, instants[0] + 2], 'each stamped a millisecond past the one deleted before it');
+  t.same(verifyStore(server.deps, allInvariants).problems, [], 'its session and link stamped no earlier than it: the data dir verifies');
 });
 
 t.test("an access token from before tokens named their user's creation keeps the time check until it expires", async (t) => {
