@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { bearerRequired, tokenRefused } from '../lib/errors.js';
 import type { Step } from '../http/route.js';
+import type { RequestContext } from '../http/context.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { clientNetwork } from './rate-limited-steps.js';
 
@@ -14,16 +15,24 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
  */
 export function requireAdminToken(adminToken: string, failures: RateLimiter, trustedProxies: number): Step {
   const expected = digest(adminToken);
-  return (ctx) => {
-    // With the limit off the address is not read (as `limitByIp`).
-    const client = failures.enabled ? clientNetwork(ctx, trustedProxies) : undefined;
-    if (client !== undefined) failures.refuseIfSpent(client);
+  const check = (ctx: RequestContext) => {
     const match = /^Bearer +(\S+)$/i.exec(ctx.header('authorization') ?? '');
     if (!match || !timingSafeEqual(digest(match[1]), expected)) {
-      if (client !== undefined) failures.take(client);
       const message = 'A valid admin bearer token is required';
       throw match ? tokenRefused(message) : bearerRequired(message);
     }
     ctx.caller = { kind: 'admin' };
+  };
+  // With the limit off the address is not read (as `limitByIp`).
+  if (!failures.enabled) return check;
+  return (ctx) => {
+    const client = clientNetwork(ctx, trustedProxies);
+    failures.refuseIfSpent(client);
+    try {
+      check(ctx);
+    } catch (refused) {
+      failures.take(client);
+      throw refused;
+    }
   };
 }
