@@ -85,6 +85,17 @@ export async function measurePaired(ceiling: Target, route: Target, scripts: Scr
 /** The middle value (the lower of the two middle ones for an even count). */
 export const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
+/**
+ * How much memory grew over a series of readings (RssAnon after each interval), as a fraction: the lowest
+ * reading of the later half against the lowest of the earlier half (the middle one in both for an odd
+ * count). Each reading falls anywhere in the collector's cycle, so one is not compared with another: a leak
+ * raises the floor.
+ */
+export function floorGrowth(readings: readonly number[]): number {
+  const floor = (part: readonly number[]) => Math.min(...part);
+  return floor(readings.slice(Math.floor(readings.length / 2))) / floor(readings.slice(0, Math.ceil(readings.length / 2))) - 1;
+}
+
 /** Totals over rounds: the overall rate, the median p50 and the worst p99 (percentiles do not add up). */
 function combine(results: readonly Measured[]): Measured {
   const sum = (pick: (r: Measured) => number) => results.reduce((total, r) => total + pick(r), 0);

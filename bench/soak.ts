@@ -9,7 +9,7 @@ import { luaString, writeRawScript } from './lua.js';
 import { writeResults } from './report.js';
 import { numberOption, parseCommandLine, UNLIMITED } from './options.js';
 import { runMain } from './main.js';
-import { median } from './measure.js';
+import { floorGrowth, median } from './measure.js';
 
 // The soak (issue 7): a bounded mixed load (platform reads, /me reads, profile writes, group updates) in
 // intervals, reading the service's RssAnon after each, to show that memory stays flat and p99 stable.
@@ -119,12 +119,9 @@ async function main(): Promise<number> {
       intervals.push({ ...result, atSeconds: (i + 1) * interval, rssAnonMb });
       log(`  ${(i + 1) * interval}s: ${result.requestsPerSecond.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, RssAnon ${rssAnonMb.toFixed(0)} MB, non-2xx ${result.non2xx}`);
     }
-    // The first interval warms up (JIT, actor cache filling): growth is judged from the second on. Each
-    // reading falls anywhere in the collector's cycle, so growth compares the floors of the earlier and the
-    // later half (a leak raises the floor), not one reading with another.
+    // The first interval warms up (JIT, actor cache filling): growth is judged from the second on.
     const settled = intervals.slice(1);
-    const floor = (part: Interval[]) => Math.min(...part.map((r) => r.rssAnonMb));
-    const memoryGrowth = floor(settled.slice(Math.floor(settled.length / 2))) / floor(settled.slice(0, Math.ceil(settled.length / 2))) - 1;
+    const memoryGrowth = floorGrowth(settled.map((r) => r.rssAnonMb));
     const p99s = settled.map((r) => r.p99Ms);
     const p99Spread = Math.max(...p99s) / median(p99s);
     const failures = intervals.reduce((sum, r) => sum + r.non2xx, 0);

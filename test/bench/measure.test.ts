@@ -1,7 +1,7 @@
 import t from 'tap';
 import { hungServer } from '../helpers/hung-server.js';
 import { createServer } from 'node:http';
-import { measurePaired, untrusted } from '../../bench/measure.js';
+import { floorGrowth, measurePaired, untrusted } from '../../bench/measure.js';
 import { writeRequestScript } from '../../bench/lua.js';
 import { parseOptions, UsageError } from '../../bench/options.js';
 
@@ -48,4 +48,12 @@ t.test('a route whose requests go unanswered is failed, not measured with a p99 
 
   const answered = await measurePaired(ceiling, ceiling, { route: script, ceiling: script }, settings);
   t.equal(untrusted(answered), undefined, 'a route that answers is trusted');
+});
+
+t.test('memory growth compares the floors of the earlier and later readings, not one reading with another', async (t) => {
+  // The soak's run of 01:08 (2026-11-28): no trend, one high last reading, which the last-against-second rule read as +18.3%.
+  t.ok(Math.abs(floorGrowth([97, 114, 106, 100, 104, 103, 91, 91, 115]) - (91 / 97 - 1)) < 1e-9, 'floors 97 then 91: flat');
+  t.equal(floorGrowth([100, 150, 100, 150]), 0, 'a sawtooth is flat');
+  t.ok(Math.abs(floorGrowth([100, 110, 130, 140]) - 0.3) < 1e-9, 'a rising floor grows: 100 then 130');
+  t.equal(floorGrowth([120]), 0, 'one reading is both halves');
 });
