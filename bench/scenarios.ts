@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runConcurrently, type ServiceClient } from './client.js';
+import type { ServiceClient } from './client.js';
 import { luaString, type RequestShape } from './lua.js';
 import { profileWriteBody } from './profile-fixture.js';
-import { signIn } from './seed.js';
+import { groupWithMembers, signIn } from './seed.js';
 import { UsageError } from './options.js';
 
 export interface SeededUser {
@@ -160,30 +160,20 @@ export const scenarios: readonly Scenario[] = [
     // Last: its members' profiles list the group from here on.
     name: `member list page (${MEMBER_PAGE})`,
     setup: async (env) => {
-      const groupsPath = `/applications/${env.client.app.id}/groups`;
-      const group = await env.client.call('POST', groupsPath, { platform: true, body: { name: 'member list bench' } });
-      const members = env.users().slice(0, MEMBER_PAGE);
-      await runConcurrently(members.length, 16, (i) =>
-        env.client.call('POST', `${groupsPath}/${group.id}/members`, { platform: true, body: { user_id: members[i].id, roles: ['member'], state: 'active' } }),
-      );
-      return { method: 'GET', path: `${groupsPath}/${group.id}/members?page_size=${MEMBER_PAGE}`, headers: env.client.platformHeaders };
+      const members = env.users().slice(0, MEMBER_PAGE).map((u) => u.id);
+      const groupId = await groupWithMembers(env.client, 'member list bench', members);
+      return { method: 'GET', path: `/applications/${env.client.app.id}/groups/${groupId}/members?page_size=${MEMBER_PAGE}`, headers: env.client.platformHeaders };
     },
   },
   {
     // Not named a "platform profile read": `--only` would pick it with the bar's read.
     name: `profile read, a user in ${READ_GROUPS} groups`,
     setup: async (env) => {
-      const groupsPath = `/applications/${env.client.app.id}/groups`;
       // Users of their own (after the member list's), so whichever scenarios run before, each lists READ_GROUPS groups.
-      const readers = env.users().slice(MEMBER_PAGE, 2 * MEMBER_PAGE);
+      const readers = env.users().slice(MEMBER_PAGE, 2 * MEMBER_PAGE).map((u) => u.id);
       if (readers.length === 0) throw new Error(`reading users in groups needs more than ${MEMBER_PAGE} seeded users`);
-      for (let g = 0; g < READ_GROUPS; g++) {
-        const group = await env.client.call('POST', groupsPath, { platform: true, body: { name: `read bench ${g}` } });
-        await runConcurrently(readers.length, 16, (i) =>
-          env.client.call('POST', `${groupsPath}/${group.id}/members`, { platform: true, body: { user_id: readers[i].id, roles: ['member'], state: 'active' } }),
-        );
-      }
-      return { method: 'GET', path: `${usersPath(env)}/{user}/data`, headers: env.client.platformHeaders, pools: { user: readers.map((u) => u.id) } };
+      for (let g = 0; g < READ_GROUPS; g++) await groupWithMembers(env.client, `read bench ${g}`, readers);
+      return { method: 'GET', path: `${usersPath(env)}/{user}/data`, headers: env.client.platformHeaders, pools: { user: readers } };
     },
   },
 ];

@@ -32,6 +32,16 @@ export async function seedUsers(
   return { users, seconds, usersPerSecond: count / seconds };
 }
 
+/** A platform group named `name` whose active members (role `member`) are `userIds`, 16 added at a time; answers its ID. */
+export async function groupWithMembers(client: ServiceClient, name: string, userIds: readonly string[]): Promise<string> {
+  const groupsPath = `/applications/${client.app.id}/groups`;
+  const group = await client.call('POST', groupsPath, { platform: true, body: { name } });
+  await runConcurrently(userIds.length, 16, (i) =>
+    client.call('POST', `${groupsPath}/${group.id}/members`, { platform: true, body: { user_id: userIds[i], roles: ['member'], state: 'active' } }),
+  );
+  return group.id;
+}
+
 /** Signs seeded users in through platform magic links (ADDENDUM §4) and uses each token once; answers them in `users`' order. */
 export async function signIn(client: ServiceClient, users: readonly SeededUser[]): Promise<SignedInUser[]> {
   const signedIn: SignedInUser[] = new Array(users.length);

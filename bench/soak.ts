@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WRK_INSTALL_HINT, runWrk, wrkAvailable, type WrkResult } from './wrk.js';
 import { rssAnonBytes, startService } from './service-process.js';
-import { runConcurrently, serviceClient, type ServiceClient } from './client.js';
-import { seedUsers, signIn } from './seed.js';
+import { serviceClient, type ServiceClient } from './client.js';
+import { groupWithMembers, seedUsers, signIn } from './seed.js';
 import { luaString, writeRawScript } from './lua.js';
 import { writeResults } from './report.js';
 import { numberOption, parseCommandLine, UNLIMITED } from './options.js';
@@ -29,17 +29,12 @@ const MEMBERS_PER_GROUP = 100;
  * Groups whose members are among the seeded users (each user in one), so reads of those users fill in
  * a group's rendering and the group updates of the mix rewrite renderings that reads then serve.
  */
-async function groupsWithMembers(client: ServiceClient, userIds: readonly string[]): Promise<string[]> {
-  const groupsPath = `/applications/${client.app.id}/groups`;
+async function soakGroups(client: ServiceClient, userIds: readonly string[]): Promise<string[]> {
   const groups: string[] = [];
   for (let g = 0; g < GROUPS; g++) {
     const members = userIds.slice(g * MEMBERS_PER_GROUP, (g + 1) * MEMBERS_PER_GROUP);
     if (members.length === 0) break;
-    const group = await client.call('POST', groupsPath, { platform: true, body: { name: `soak group ${g}` } });
-    await runConcurrently(members.length, 16, (i) =>
-      client.call('POST', `${groupsPath}/${group.id}/members`, { platform: true, body: { user_id: members[i], roles: ['member'], state: 'active' } }),
-    );
-    groups.push(group.id);
+    groups.push(await groupWithMembers(client, `soak group ${g}`, members));
   }
   return groups;
 }
@@ -104,7 +99,7 @@ async function main(): Promise<number> {
     const { users } = await seedUsers(client, userCount, 128);
     const signedIn = await signIn(client, users.slice(0, 64));
     const userIds = users.map((u) => u.id);
-    const groupIds = await groupsWithMembers(client, userIds);
+    const groupIds = await soakGroups(client, userIds);
     log(`${groupIds.length} groups of up to ${MEMBERS_PER_GROUP} members`);
     const lua = mixedLoadLua(client.app.id, client.platformHeaders, userIds, signedIn.map((s) => s.accessToken), groupIds);
     const script = await writeRawScript(work, 'soak', lua);
