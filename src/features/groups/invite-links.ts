@@ -49,10 +49,16 @@ export class InviteLinks {
 
   /**
    * 400 on `redirect_url` unless the app's links may send their browser to `url`: an invite with a link
-   * is held to that on update as on create, though its link keeps the URL it was made with.
+   * is held to that on update as on create.
    */
   requireRedirect(appId: string, url: string): void {
     this.links.requireRedirect(appId, url);
+  }
+
+  /** Points the invite's link, if still pending, at the invite's `redirect_url` (checked by `requireRedirect`). */
+  retarget(turn: Turn, invite: InviteView): void {
+    const ref = this.refs.get(keyOf(invite));
+    if (ref !== undefined) this.links.redirect(turn, ref, invite.context.redirect_url);
   }
 
   /** Kills the invite's link if it is still pending. */

@@ -180,6 +180,7 @@ export class InviteService {
         app_variant_id: appVariant,
       });
       if (waiting) edit.sendMember(waiting.context.id, { type: 'member.setRoles', roles, at: turn.now });
+      if (request.redirect_url !== current.context.redirect_url) this.core.links.retarget(turn, invite);
       edit.finish();
       return invite;
     });

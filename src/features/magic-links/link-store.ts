@@ -144,14 +144,24 @@ export class MagicLinks {
     turn.put(this.links, ref, { ...record, state: 'used' } satisfies LinkRecord);
   }
 
-  /**
-   * Kills one pending link (a deleted invite's). Read in the write transaction: a group turn kills an
-   * invite's link without its user's lock, and a turn of the user may forget or spend it meanwhile.
-   */
+  /** Kills one pending link (a deleted invite's). */
   revoke(turn: Turn, ref: string): void {
+    this.changePending(turn, ref, (record) => ({ ...record, state: 'revoked' }));
+  }
+
+  /** Points one pending link (an updated invite's) at `redirectUrl`, checked by the caller; none: no place. */
+  redirect(turn: Turn, ref: string, redirectUrl: string | undefined): void {
+    this.changePending(turn, ref, ({ redirectUrl: _, ...record }) => (redirectUrl === undefined ? record : { ...record, redirectUrl }));
+  }
+
+  /**
+   * Read in the write transaction: a group turn changes an invite's link without its user's lock, and
+   * a turn of the user may forget or spend it meanwhile.
+   */
+  private changePending(turn: Turn, ref: string, change: (record: LinkRecord) => LinkRecord): void {
     turn.derive(() => {
       const record = this.links.get(ref);
-      if (record?.state === 'pending') this.links.put(ref, { ...record, state: 'revoked' } satisfies LinkRecord);
+      if (record?.state === 'pending') this.links.put(ref, change(record));
     });
   }
 

@@ -181,7 +181,7 @@ t.test('invite PUT may leave the user out (SPEC requires it on create only): the
   t.equal((await as(server, ada).post(invites, { roles: [] })).status, 400, 'on /me too');
 });
 
-t.test("an invite PUT is checked as its create: one with a link takes only a registered redirect_url, and its link keeps its own", async (t) => {
+t.test("an invite PUT is checked as its create: one with a link takes only a registered redirect_url, and its link goes there", async (t) => {
   const server = await startServer(t);
   const api = platform(server);
   const ada = await person(server, 'ada@example.com');
@@ -210,7 +210,13 @@ t.test("an invite PUT is checked as its create: one with a link takes only a reg
   t.equal((await api.put(`/groups/${group.id}/invites/${invitation.id}`, { roles: [], redirect_url: '/welcome' })).status, 200, 'and so does a path');
   const redeemed = await server.request('GET', linkPath(link), { headers: { accept: 'text/html' } });
   t.equal(redeemed.status, 302);
-  t.match(redeemed.headers.get('location'), /^https:\/\/app\.example\/in#/, 'the link keeps the URL it was made with');
+  t.match(redeemed.headers.get('location'), /^http:\/\/svc\.test\/welcome#access_token=/, 'the link goes where the invite now says');
+
+  const second = (await api.post(`/groups/${group.id}/invites`, { email: 'eve@example.com', roles: [], redirect_url: '/old' })).body;
+  t.equal((await api.put(`/groups/${group.id}/invites/${second.invitation.id}`, { roles: [] })).body.redirect_url, undefined, 'a PUT without one clears it');
+  const placeless = await server.request('GET', linkPath(second.link), { headers: { accept: 'text/html' } });
+  t.equal(placeless.status, 200, 'and its link then has no place to send the browser to');
+  t.equal(placeless.body.redirect_url, null);
 
   const onMe = await as(server, ada).post(`/me/groups/${group.id}/invites`, { email: 'dee@example.com', roles: [], redirect_url: 'https://any.example/' });
   t.equal(onMe.status, 200, 'an invite made on /me has no link, and no such check');
