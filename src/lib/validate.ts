@@ -67,11 +67,25 @@ export const noMisleadingCharacters = (subject?: string) =>
 /** For names shown in lists and pages (groups, apps, OIDC clients): one line of text, no MISLEADING_CHARACTER. */
 export const NO_MISLEADING_CHARACTERS = noMisleadingCharacters();
 
+/**
+ * Whether `text` is at most `max` characters, counted as people count them (Unicode code points), not
+ * as JavaScript's `length` does (UTF-16 units: an emoji is two). Counted only past `max` units.
+ */
+export function fitsCharacters(text: string, max: number): boolean {
+  if (text.length <= max) return true;
+  let count = 0;
+  for (const _ of text) if (++count > max) return false;
+  return true;
+}
+
+/** `v.maxLength` in characters (`fitsCharacters`), for text a person writes: names, titles, descriptions. */
+export const maxCharacters = (max: number, message: string) => v.check((text: string) => fitsCharacters(text, max), message);
+
 type TextSays = { notText?: string; empty: string; tooLong: string };
 
 /** Text, trimmed, of 1 to `max` characters: the shape of a name, which one stored before MISLEADING_CHARACTER was refused has too. */
 export const trimmedText = (max: number, says: TextSays) =>
-  v.pipe(v.string(says.notText), v.trim(), v.minLength(1, says.empty), v.maxLength(max, says.tooLong));
+  v.pipe(v.string(says.notText), v.trim(), v.minLength(1, says.empty), maxCharacters(max, says.tooLong));
 
 /**
  * One line of text, trimmed, of 1 to `max` characters and no MISLEADING_CHARACTER: the rule of names

@@ -1,7 +1,7 @@
 import t from 'tap';
 import * as v from 'valibot';
 import { ApiError } from '../../src/lib/errors.js';
-import { parseInput } from '../../src/lib/validate.js';
+import { fitsCharacters, parseInput } from '../../src/lib/validate.js';
 
 const fieldErrorsFor = (input: unknown): Record<string, string[]> => {
   try {
@@ -19,4 +19,14 @@ t.test('a mistyped value is named in words, a string one cut as keys are', async
   const long = 'x'.repeat(200_000);
   t.same(fieldErrorsFor({ required: long }), { required: [`must be boolean, not "${'x'.repeat(64)}…"`] }, 'a long string is cut');
   t.same(fieldErrorsFor({ required: 'yes' }), { required: ['must be boolean, not "yes"'] });
+});
+
+t.test('fitsCharacters counts code points: a character outside the BMP is one, a lone surrogate one', async (t) => {
+  t.ok(fitsCharacters('', 0));
+  t.ok(fitsCharacters('abc', 3));
+  t.notOk(fitsCharacters('abcd', 3));
+  t.ok(fitsCharacters('😀😀😀', 3), 'three emoji, six UTF-16 units');
+  t.notOk(fitsCharacters('😀😀😀😀', 3));
+  t.ok(fitsCharacters('a😀\uD800', 3), 'a lone surrogate counts once');
+  t.notOk(fitsCharacters('a😀\uD800b', 3));
 });

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { isAbsoluteHttpUrl, isHttpOrigin, USERINFO_REFUSED, withoutUserinfo } from '../../lib/urls.js';
-import { jsonObject, jsonRecord, NO_MISLEADING_CHARACTERS, oneLineOfText, takingReadOnly } from '../../lib/validate.js';
+import { jsonObject, jsonRecord, maxCharacters, NO_MISLEADING_CHARACTERS, oneLineOfText, takingReadOnly } from '../../lib/validate.js';
 import { EXTERNAL_ID, idPattern } from '../../lib/ids.js';
 import { isTimestamp } from '../../lib/timestamps.js';
 
@@ -55,7 +55,7 @@ const KnownConfigFields = v.looseObject(
     logo_uri: v.optional(v.nullable(HttpUrl)),
     logo_dark_mode_uri: v.optional(v.nullable(HttpUrl)),
     allowed_scopes: v.optional(listOf(Scope, 'scopes'), () => [...DEFAULT_SCOPES]),
-    hub_title: v.optional(v.nullable(v.pipe(v.string('must be a string'), v.maxLength(200, 'must be at most 200 characters'), NO_MISLEADING_CHARACTERS))),
+    hub_title: v.optional(v.nullable(v.pipe(v.string('must be a string'), maxCharacters(200, 'must be at most 200 characters'), NO_MISLEADING_CHARACTERS))),
     hub_dark_mode: v.optional(v.picklist(HUB_DARK_MODES, `must be one of ${HUB_DARK_MODES.join(', ')}`)),
     hub_show_logos: v.optional(v.boolean('must be true or false')),
     is_pkce_supported: v.optional(v.boolean('must be true or false')),
@@ -109,7 +109,7 @@ const clientBody = <NameOut extends string | undefined>(name: v.GenericSchema<un
         {
           name,
           description: v.optional(
-            v.pipe(v.string('must be a string'), v.maxLength(1000, 'must be at most 1000 characters')),
+            v.pipe(v.string('must be a string'), maxCharacters(1000, 'must be at most 1000 characters')),
             '',
           ),
           config: v.optional(OidcConfigSchema, {}),

@@ -1,7 +1,7 @@
 import { EMAIL_RULE, isEmailAddress, isPhoneNumber, PHONE_RULE } from './addresses.js';
 import { addFieldError, shownKey, validationError, type FieldErrors } from '../../lib/errors.js';
 import { jsonEqual } from '../../lib/json-equal.js';
-import { holdsMisleadingCharacter, MISLEADING_CHARACTERS_REFUSED } from '../../lib/validate.js';
+import { fitsCharacters, holdsMisleadingCharacter, MISLEADING_CHARACTERS_REFUSED } from '../../lib/validate.js';
 import { dotSegmentRefused, isDotSegment } from '../../lib/urls.js';
 import type { AppSchema, FieldSpec } from '../applications/schemas.js';
 import type { Attributes, ProfileData } from '../../../machines/user.machine.js';
@@ -148,7 +148,7 @@ function nextData(current: ProfileData, change: ProfileChange, rules: ChangeRule
       if (value !== userId) complain(name, 'user_id cannot be changed');
       continue;
     }
-    if (name.length === 0 || name.length > FIELD_NAME_LIMIT || name === '__proto__') {
+    if (name.length === 0 || !fitsCharacters(name, FIELD_NAME_LIMIT) || name === '__proto__') {
       complain(name, `field names are 1 to ${FIELD_NAME_LIMIT} characters, not __proto__`);
       continue;
     }

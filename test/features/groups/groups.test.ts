@@ -374,6 +374,22 @@ t.test('limits and types of group, member and invite fields are told in plain wo
   }
 });
 
+t.test('names and roles are counted in characters as people count them: an emoji is one, though JavaScript counts two', async (t) => {
+  const server = await startServer(t);
+  const api = platform(server);
+  const { group } = await groupOf(server, await person(server, 'ada@example.com'));
+  const bob = await person(server, 'bob@example.com');
+  const made = await api.post('/groups', { name: '😀'.repeat(200) });
+  t.equal(made.status, 200, 'a name of 200 emoji');
+  t.equal(made.body.name, '😀'.repeat(200));
+  t.same((await api.post('/groups', { name: '😀'.repeat(201) })).body.field_errors, { name: ['name is at most 200 characters'] }, 'and not 201');
+  const member = await api.post(`/groups/${group.id}/members`, { user_id: bob.userId, roles: ['🎉'.repeat(64)] });
+  t.equal(member.status, 200, 'a role of 64 emoji');
+  t.same(member.body.roles, ['🎉'.repeat(64)]);
+  const other = await person(server, 'cy@example.com');
+  t.same((await api.post(`/groups/${group.id}/members`, { user_id: other.userId, roles: ['🎉'.repeat(65)] })).body.field_errors, { 'roles[0]': ['a role is at most 64 characters'] });
+});
+
 t.test('a role holds no control characters, as names do: 400 on that role, and nothing changes', async (t) => {
   const server = await startServer(t);
   const api = platform(server);
