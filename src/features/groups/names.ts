@@ -6,6 +6,19 @@ export const GROUP_NAMES_DB = 'group_names';
 /** A name as the index keys it: without letter case, in Unicode NFC (as addresses compare), so `é` written either way is one name. */
 export const nameKey = (name: string) => name.toLowerCase().normalize('NFC');
 
+/**
+ * The most UTF-8 bytes of a name's key: what 200 UTF-16 units of any text fold to (6 bytes a unit at
+ * most), so every name stored has fit; well within LMDB's key size (1 978 bytes) beside the IDs. A name
+ * of 200 characters may fold to twice that (a few musical symbols decompose to three of 4 bytes each).
+ */
+const NAME_KEY_BYTES = 1200;
+
+/** Whether the index can key `name` (its key is ready to put). */
+const keyFits = (key: string) => Buffer.byteLength(key) <= NAME_KEY_BYTES;
+
+/** Whether a group may be named `name`: its key fits the index. */
+export const fitsNameIndex = (name: string) => keyFits(nameKey(name));
+
 /** `group_names` `[appId, name key, groupId]`: the name match of `lookup_filter`. */
 export class GroupNames {
   private readonly byName: Database<true, Key>;
@@ -24,6 +37,8 @@ export class GroupNames {
 
   idsNamed(appId: string, name: string): string[] {
     const key = nameKey(name);
+    // No group can hold a name the index cannot key.
+    if (!keyFits(key)) return [];
     const keys = this.byName.getKeys({ start: [appId, key, ''], end: [appId, key, HIGH_KEY] });
     return [...keys].map((key) => (key as Key[])[2] as string);
   }

@@ -9,12 +9,16 @@ import type { UserRef } from '../users/directory.js';
 import type { MemberState } from '../../../machines/member.machine.js';
 import { pageQueryParser, type PageQuery } from '../../http/page-query.js';
 import { ROLES_LIMIT } from './keys.js';
+import { fitsNameIndex } from './names.js';
 
 const META_LIMIT = 16 * 1024;
 
 const GROUP_NAME_LIMIT = 200;
 const NAME_SAYS = { notText: 'name must be a string', empty: 'name is required', tooLong: `name is at most ${GROUP_NAME_LIMIT} characters` };
-const Name = oneLineOfText(GROUP_NAME_LIMIT, NAME_SAYS);
+const Name = v.pipe(
+  oneLineOfText(GROUP_NAME_LIMIT, NAME_SAYS),
+  v.check(fitsNameIndex, 'name is too long once its letter case and Unicode form are folded for lookups (at most 1 200 bytes of UTF-8)'),
+);
 /** What every group name has been: a lookup finds one stored before the character rule of Name by its exact name. */
 const NameShape = trimmedText(GROUP_NAME_LIMIT, NAME_SAYS);
 

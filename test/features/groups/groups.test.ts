@@ -388,6 +388,18 @@ t.test('names and roles are counted in characters as people count them: an emoji
   t.same(member.body.roles, ['🎉'.repeat(64)]);
   const other = await person(server, 'cy@example.com');
   t.same((await api.post(`/groups/${group.id}/members`, { user_id: other.userId, roles: ['🎉'.repeat(65)] })).body.field_errors, { 'roles[0]': ['a role is at most 64 characters'] });
+  t.equal((await api.get(`/groups?lookup_filter=${encodeURIComponent('😀'.repeat(200))}`)).body.total_results, 1, 'and found by it');
+
+  // U+1D160 folds (NFC) to three characters of 4 bytes each: 200 of them would make a key past LMDB's.
+  const before = storeDigest(server.deps.store);
+  const folded = await api.post('/groups', { name: '\u{1D160}'.repeat(200) });
+  t.equal(folded.status, 400, 'a name whose folded key the index cannot hold');
+  t.same(folded.body.field_errors, { name: ['name is too long once its letter case and Unicode form are folded for lookups (at most 1 200 bytes of UTF-8)'] });
+  t.equal(storeDigest(server.deps.store), before, 'nothing made');
+  t.equal((await api.put(`/groups/${group.id}`, { name: '\u{1D160}'.repeat(200) })).status, 400, 'nor renamed to');
+  t.ok((await api.post('/groups', { name: '\u{1D160}'.repeat(100) })).status === 200, 'half as many fit');
+  const lookup = await api.get(`/groups?lookup_filter=${encodeURIComponent('\u{1D160}'.repeat(200))}`);
+  t.same([lookup.status, lookup.body.total_results], [200, 0], 'looked up, such a name finds nothing (no 500)');
 });
 
 t.test('a role holds no control characters, as names do: 400 on that role, and nothing changes', async (t) => {
