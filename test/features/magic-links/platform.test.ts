@@ -155,7 +155,7 @@ t.test('302 to redirect_url with the tokens in the fragment; JSON when asked for
   t.type(json.body.access_token, 'string');
 });
 
-t.test('Accept: a media range with q=0 refuses JSON rather than asking for it; any other weight asks for it', async (t) => {
+t.test('Accept: a media range with q=0 refuses JSON rather than asking for it; any other weight asks for it; only application/json itself asks', async (t) => {
   const server = await startServer(t);
   await registerRedirects(server, { redirect_uris: ['https://app.example.com/welcome'] });
   const accepts = {
@@ -166,6 +166,12 @@ t.test('Accept: a media range with q=0 refuses JSON rather than asking for it; a
     'text/html;q=0, application/json': 200,
     'application/json;q=0.001': 200,
     'text/html': 302,
+    ' application/json ': 200,
+    'text/html, APPLICATION/JSON ;q=1': 200,
+    'application/jsonx': 302,
+    'text/html, application/json-seq': 302,
+    'image/avif,xapplication/json': 302,
+    'text/html,application/*;q=0.9,*/*;q=0.8': 302,
   };
   for (const [accept, status] of Object.entries(accepts)) {
     const { link } = (await requestLink(server, 'ada@example.com', { redirect_url: 'https://app.example.com/welcome' })).body;
