@@ -35,7 +35,7 @@ export function sampleProfile(profiles: ProfileViews, app: Application, now: num
     appId: app.id,
     id,
     data,
-    verified_data: { email: data.email as string },
+    verified_data: { email: data.email as string, phone_number: data.phone_number as string },
     attributes: {},
     auth_level: 'verified',
     meta: {

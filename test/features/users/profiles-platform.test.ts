@@ -292,6 +292,7 @@ t.test('__sample__ answers an example profile of the schema and stores nothing',
   t.equal(typeof res.body.data.settings, 'object');
   t.match(res.body.data.avatar, { content_type: /^image\// });
   t.match(res.body.data, { email: /@/, first_name: String, last_name: String, phone_number: String });
+  t.same(res.body.verified_data, { email: res.body.data.email, phone_number: res.body.data.phone_number }, 'both addresses verified, as SPEC lists them');
   t.same(Object.keys(res.body).sort(), ['attributes', 'auth_level', 'connection_map', 'data', 'groups', 'meta', 'state', 'svc_user', 'verified_data']);
   t.equal(server.deps.users.count(server.app.id), 0);
   t.same(Object.keys(res.body.meta).sort(), [
