@@ -152,6 +152,7 @@ export class AccessTokens {
       signer = await this.keyFor(header.kid);
       return signer.publicKey;
     };
+    if (!isCanonical(token)) throw tokenRefused('The access token is not valid');
     try {
       ({ payload } = await jwtVerify(token, keyOf, {
         issuer: this.config.publicUrl,
@@ -181,6 +182,13 @@ export class AccessTokens {
     return key;
   }
 }
+
+/**
+ * Whether each segment of a compact JWS is the base64url of its bytes as an encoder writes it: a
+ * decoder reads the unused low bits of a segment's last character as it finds them, so one token would
+ * otherwise pass in several spellings, each a token of its own to the caches.
+ */
+const isCanonical = (token: string) => token.split('.').every((segment) => Buffer.from(segment, 'base64url').toString('base64url') === segment);
 
 /**
  * A verified token's cache key: the last 12 characters of its signature (72 bits no one can aim at

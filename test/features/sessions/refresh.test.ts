@@ -121,6 +121,31 @@ t.test('a token with the signature of a verified token but another payload is re
   t.equal(spliced.body.code, 'E_UNAUTHORIZED');
 });
 
+t.test('a token is taken in the one spelling it was issued in: a segment whose last character sets unused bits is refused', async (t) => {
+  const server = await startServer(t);
+  const ada = await signInByLink(server, 'ada@example.com');
+  const [header, payload, signature] = ada.access_token.split('.');
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  /** The segment with its last character's unused low bits set to each other value: the same bytes decoded. */
+  const respellings = (segment: string) => {
+    const unusedBits = (segment.length * 6) % 8;
+    const last = alphabet.indexOf(segment.at(-1)!);
+    return Array.from({ length: (1 << unusedBits) - 1 }, (_, i) => `${segment.slice(0, -1)}${alphabet[last | (i + 1)]}`);
+  };
+  const variants = [
+    ...respellings(signature).map((s) => `${header}.${payload}.${s}`),
+    ...respellings(header).map((h) => `${h}.${payload}.${signature}`),
+    ...respellings(payload).map((p) => `${header}.${p}.${signature}`),
+  ];
+  t.ok(respellings(signature).length >= 3, 'an Ed25519 signature has unused bits to set');
+  for (const variant of variants) {
+    t.same(Buffer.from(variant.split('.')[2], 'base64url'), Buffer.from(signature, 'base64url'), 'the same signature bytes');
+    const res = await probe(server, variant);
+    t.same([res.status, res.body.code], [401, 'E_UNAUTHORIZED'], variant.slice(-8));
+  }
+  t.equal((await probe(server, ada.access_token)).status, 200, 'the token as issued passes');
+});
+
 t.test('the token endpoint takes the form body OAuth clients send, and refuses what RFC 6749 refuses', async (t) => {
   const server = await startServer(t);
   const first = await signInByLink(server, 'ada@example.com');
