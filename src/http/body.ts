@@ -118,8 +118,11 @@ function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
   // parameters too, and a type not in lower case not at all: it is handed the boundary alone.
   const parts = uws.getParts(raw, `multipart/form-data; boundary=${boundary}`);
   if (!parts) throw malformedMultipart('malformed multipart/form-data body');
-  // uWS skips a part without headers; each delimiter but the closing one opens a part.
-  if (parts.length !== occurrences(raw, `--${boundary}`) - 1) throw malformedMultipart('every part needs its headers (a Content-Disposition naming it)');
+  // uWS skips a part without headers, and gives up on a part holding `--<boundary>` anywhere (a
+  // delimiter only opens a line, RFC 2046 §5.1.1); each delimiter but the closing one opens a part.
+  if (parts.length !== occurrences(raw, `--${boundary}`) - 1) {
+    throw malformedMultipart('every part needs its headers (a Content-Disposition naming it), and no part may hold the boundary');
+  }
   const fields = new Map<string, string>();
   const files = new Map<string, FilePart>();
   for (const part of parts) {
