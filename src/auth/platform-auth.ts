@@ -1,4 +1,4 @@
-import { unauthorized } from '../lib/errors.js';
+import { appKeyChallenge, appKeyRefused, unauthorized } from '../lib/errors.js';
 import type { Step } from '../http/route.js';
 import { assertSameApp, type ApplicationStore } from '../features/applications/store.js';
 import type { Config } from '../config.js';
@@ -9,12 +9,13 @@ import type { Config } from '../config.js';
  */
 export function requireAppCredentials(config: Config, apps: ApplicationStore): Step {
   const { appKeyHeader, appSecretHeader } = config.names;
+  const challenge = appKeyChallenge(appKeyHeader, appSecretHeader);
   return (ctx) => {
     const key = ctx.header(appKeyHeader);
     const secret = ctx.header(appSecretHeader);
-    if (!key || !secret) throw unauthorized(`Headers ${appKeyHeader} and ${appSecretHeader} are required`);
+    if (!key || !secret) throw appKeyRefused(`Headers ${appKeyHeader} and ${appSecretHeader} are required`, challenge);
     const appId = apps.authenticate(key, secret);
-    if (!appId) throw unauthorized('Invalid app key or secret');
+    if (!appId) throw appKeyRefused('Invalid app key or secret', challenge);
     if (ctx.params.app !== undefined) assertSameApp(appId, ctx.params.app);
     ctx.caller = { kind: 'app', appId, key };
   };

@@ -84,6 +84,18 @@ export const unauthorized = (message = 'Missing or invalid credentials', code = 
 const BEARER_CHALLENGE = { 'www-authenticate': 'Bearer' };
 const INVALID_TOKEN_CHALLENGE = { 'www-authenticate': 'Bearer error="invalid_token"' };
 
+/**
+ * The challenge of a route taking an application's key (and secret) in headers: no registered scheme
+ * carries them, so it names the headers, e.g. `AppKey key_header="x-svc-app-key", secret_header="x-svc-app-secret"`.
+ */
+export const appKeyChallenge = (keyHeader: string, secretHeader?: string) => ({
+  'www-authenticate': `AppKey key_header="${keyHeader}"${secretHeader === undefined ? '' : `, secret_header="${secretHeader}"`}`,
+});
+
+/** 401 of a route taking an application's credentials, with the route's `appKeyChallenge`. */
+export const appKeyRefused = (message: string, challenge: Record<string, string>) =>
+  new ApiError(401, 'E_UNAUTHORIZED', message, { headers: challenge });
+
 /** 401 of a bearer route that was sent no bearer token it could read. */
 export const bearerRequired = (message: string) => new ApiError(401, 'E_UNAUTHORIZED', message, { headers: BEARER_CHALLENGE });
 

@@ -21,7 +21,22 @@ t.test('the default credential works; missing or wrong headers answer 401', asyn
     const res = await server.request('GET', probePath(server.app.id), { headers });
     t.equal(res.status, 401, JSON.stringify(Object.keys(headers)));
     t.equal(res.body.code, 'E_UNAUTHORIZED');
+    // RFC 9110 §11.6.1: every 401 names a scheme that would be accepted.
+    t.equal(res.headers.get('www-authenticate'), 'AppKey key_header="x-svc-app-key", secret_header="x-svc-app-secret"', 'the challenge names the headers');
   }
+});
+
+t.test("a 401 of a route taking the app's key names its headers, under the brand in force", async (t) => {
+  const acme = await startServer(t, { env: { SVC_BRAND: 'acme' } });
+  const groups = await acme.request('GET', `/applications/${acme.app.id}/groups`);
+  t.equal(groups.status, 401);
+  t.equal(groups.headers.get('www-authenticate'), 'AppKey key_header="x-acme-app-key", secret_header="x-acme-app-secret"');
+  const magic = await acme.request('POST', '/hub/auth/magic', { body: {} });
+  t.equal(magic.status, 401);
+  t.equal(magic.headers.get('www-authenticate'), 'AppKey key_header="x-acme-app-key", secret_header="x-acme-app-secret"', 'the link route too');
+  const config = await acme.request('GET', '/hub/app-config');
+  t.equal(config.status, 401);
+  t.equal(config.headers.get('www-authenticate'), 'AppKey key_header="x-acme-app-key"', 'app-config takes the key alone');
 });
 
 t.test('rotation: several live credentials; a revoked one answers 401 on the very next request', async (t) => {
