@@ -1,11 +1,7 @@
+import { mediaType } from './body.js';
+
 /** A weight of zero among a media range's parameters (`;q=0`, `; Q=0.000`): the range refuses its type (RFC 9110 §12.5.1). */
 const ZERO_WEIGHT = /;\s*q\s*=\s*0(?:\.0{0,3})?\s*(?:;|$)/i;
-
-/** A media range's `type/subtype`, without its parameters or the space around it. */
-const mediaTypeOf = (range: string) => {
-  const end = range.indexOf(';');
-  return (end === -1 ? range : range.slice(0, end)).trim();
-};
 
 /**
  * Whether an `Accept` header asks for `type` (lower case): one of its media ranges names it exactly (not
@@ -15,4 +11,4 @@ export const asksFor = (accept: string, type: string): boolean =>
   accept
     .toLowerCase()
     .split(',')
-    .some((range) => mediaTypeOf(range) === type && !ZERO_WEIGHT.test(range));
+    .some((range) => mediaType(range) === type && !ZERO_WEIGHT.test(range));
