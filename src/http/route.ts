@@ -15,6 +15,11 @@ export interface Route {
   /** Body media types the route accepts; POST, PUT, PATCH and DELETE default to JSON. */
   body?: readonly BodyKind[];
   /**
+   * A cap in bytes below the configured ones, for a route anyone may call whose body is a few short
+   * fields: parsing a body of the JSON cap can take the loop half a second (many small objects).
+   */
+  maxBody?: number;
+  /**
    * What the route does with a query string: `parsed` by its handler, or `ignored` (a link's
    * redemption, to which mail tools append parameters). Without it, any query is 400: a typo in a
    * parameter is never silently dropped, least of all on a write.

@@ -350,7 +350,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         if (hasBody) {
           checkContentCoding(ctx.header('content-encoding'));
           const contentType = ctx.header('content-type');
-          const limit = bodyLimit(contentType, limits, accepted);
+          const limit = Math.min(bodyLimit(contentType, limits, accepted), route.maxBody ?? Infinity);
           checkDeclaredLength(ctx.header('content-length'), limit);
           const collecting = collectBody(res, limit);
           cancelBody = collecting.cancel;

@@ -52,6 +52,8 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/hub/auth/token',
       // JSON, or the form body OAuth clients send to a token endpoint (RFC 6749 §6).
       body: ['json', 'form'],
+      // Anyone may call it, and its body is a token of at most 512 characters and two short fields.
+      maxBody: 16 * 1024,
       async handle(ctx) {
         const { refresh_token } = refreshRequest(ctx);
         return ok(await refreshSession(deps, refresh_token));

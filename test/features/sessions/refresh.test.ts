@@ -146,6 +146,22 @@ t.test('a token is taken in the one spelling it was issued in: a segment whose l
   t.equal((await probe(server, ada.access_token)).status, 200, 'the token as issued passes');
 });
 
+t.test('the token endpoint, open to anyone, takes a body of at most 16 KiB: 413 past it, before anything is parsed', async (t) => {
+  const server = await startServer(t);
+  const ada = await signInByLink(server, 'ada@example.com');
+  const form = (padding: number) => `refresh_token=${ada.refresh_token}&pad=${'x'.repeat(padding)}`;
+  const exact = form(0).length;
+  const post = (body: string) =>
+    server.request('POST', '/hub/auth/token', { rawBody: body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const over = await post(form(16 * 1024 - exact + 1));
+  t.equal(over.status, 413, '16 KiB and a byte');
+  t.equal(over.body.code, 'E_PAYLOAD_TOO_LARGE');
+  const json = await server.request('POST', '/hub/auth/token', { rawBody: `[${'{},'.repeat(6000)}{}]` , headers: { 'content-type': 'application/json' } });
+  t.equal(json.status, 413, 'JSON too');
+  const fits = await post(form(16 * 1024 - exact));
+  t.equal(fits.status, 200, '16 KiB exactly: the refresh token is spent');
+});
+
 t.test('the token endpoint takes the form body OAuth clients send, and refuses what RFC 6749 refuses', async (t) => {
   const server = await startServer(t);
   const first = await signInByLink(server, 'ada@example.com');
