@@ -100,6 +100,13 @@ function parseForm(raw: Buffer): ParsedBody {
   return { kind: 'form', fields: Object.fromEntries(fields) };
 }
 
+/**
+ * How many parts a multipart body may hold: a profile write's are `data`, `attributes` and a file per
+ * schema field (at most 200). Each part costs the loop its own checks and any refusal a line of its
+ * own, so 200 000 empty parts in the 10 MiB cap took it ~5 s and answered 40 MB.
+ */
+const MAX_PARTS = 256;
+
 const malformedMultipart = (problem: string) =>
   validationError({ body: [problem] }, 'E_VALIDATION', 'Malformed multipart body');
 
@@ -114,13 +121,16 @@ function parseMultipart(raw: Buffer, contentType: string): ParsedBody {
   if (!boundary) throw malformedMultipart('the content type names no boundary');
   // uWS parses what it can of a truncated body and drops the rest: the closing delimiter shows it arrived whole.
   if (!raw.includes(`--${boundary}--`)) throw malformedMultipart('the body has no closing boundary: it was cut short or is not multipart');
+  // Each delimiter but the closing one opens a part.
+  const delimited = occurrences(raw, `--${boundary}`) - 1;
+  if (delimited > MAX_PARTS) throw malformedMultipart(`a body holds at most ${MAX_PARTS} parts`);
   // uWS reads everything after its `boundary=` as the boundary, quotes (.NET sends them) and later
   // parameters too, and a type not in lower case not at all: it is handed the boundary alone.
   const parts = uws.getParts(raw, `multipart/form-data; boundary=${boundary}`);
   if (!parts) throw malformedMultipart('malformed multipart/form-data body');
   // uWS skips a part without headers, and gives up on a part holding `--<boundary>` anywhere (a
-  // delimiter only opens a line, RFC 2046 §5.1.1); each delimiter but the closing one opens a part.
-  if (parts.length !== occurrences(raw, `--${boundary}`) - 1) {
+  // delimiter only opens a line, RFC 2046 §5.1.1).
+  if (parts.length !== delimited) {
     throw malformedMultipart('every part needs its headers (a Content-Disposition naming it), and no part may hold the boundary');
   }
   const fields = new Map<string, string>();

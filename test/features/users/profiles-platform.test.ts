@@ -155,6 +155,21 @@ t.test('PATCH merges; null removes; user_id is immutable', async (t) => {
   t.equal(kept.body.data.plan, 'pro', 'nothing changed');
 });
 
+t.test('a multipart profile write holds at most 256 parts: past them it is refused before any part is read', async (t) => {
+  const server = await startServer(t);
+  const path = `/applications/${server.app.id}/users/parts/data`;
+  const parts = (count: number) => Array.from({ length: count }, (_, i) => `--XX\r\nContent-Disposition: form-data; name="p${i}"\r\n\r\n\r\n`).join('');
+  const put = (count: number) =>
+    server.request('PUT', path, { app: server.app, rawBody: `${parts(count)}--XX--\r\n`, headers: { 'content-type': 'multipart/form-data; boundary=XX' } });
+  const most = await put(256);
+  t.equal(most.status, 400);
+  t.equal(Object.keys(most.body.field_errors).length, 256, '256 parts are read (each an unknown part)');
+  const over = await put(257);
+  t.equal(over.status, 400);
+  t.same([over.body.code, over.body.field_errors], ['E_VALIDATION', { body: ['a body holds at most 256 parts'] }], '257 are not');
+  t.equal((await server.request('GET', path, { app: server.app })).status, 404, 'nothing made');
+});
+
 t.test('validation failures answer E_USER_UPDATE_FAILED with field_errors and change nothing', async (t) => {
   const server = await serverWithSchema(t);
   const path = `/applications/${server.app.id}/users/v1/data`;
