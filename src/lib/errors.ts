@@ -20,11 +20,28 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
-    this.fieldErrors = options.fieldErrors;
+    const { shown, more } = shownFieldErrors(options.fieldErrors);
+    this.fieldErrors = shown;
     // ADDENDUM §7: `messages` holds at least `[message]`; the field errors follow it.
-    this.messages = [message, ...fieldErrorLines(options.fieldErrors ?? {})];
+    this.messages = [message, ...fieldErrorLines(shown ?? {}), ...(more > 0 ? [`and ${more} more fields refused`] : [])];
     this.headers = options.headers;
   }
+}
+
+/**
+ * How many fields one refusal names at most: a body of 1 MiB of keys a route refuses, or of 200 000
+ * multipart parts, was answered field by field, megabytes of it.
+ */
+export const SHOWN_FIELD_ERRORS = 100;
+
+/** The first `SHOWN_FIELD_ERRORS` fields of `fieldErrors`, and how many more it names. */
+function shownFieldErrors(fieldErrors: FieldErrors | undefined): { shown?: FieldErrors; more: number } {
+  if (fieldErrors === undefined) return { more: 0 };
+  const fields = Object.keys(fieldErrors);
+  if (fields.length <= SHOWN_FIELD_ERRORS) return { shown: fieldErrors, more: 0 };
+  // fromEntries defines own properties: a field named __proto__ stays a field.
+  const shown = Object.fromEntries(fields.slice(0, SHOWN_FIELD_ERRORS).map((field) => [field, fieldErrors[field]]));
+  return { shown, more: fields.length - SHOWN_FIELD_ERRORS };
 }
 
 /** Adds `message` under `field`; safe for any field name, also `constructor`, `valueOf` or `__proto__`. */
