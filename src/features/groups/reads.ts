@@ -1,6 +1,6 @@
 import { forbidden, notFound } from '../../lib/errors.js';
 import { readPage } from '../../storage/paging.js';
-import { addressKindOf, type AddressKind } from '../users/addresses.js';
+import { addressKindOf, distinctAddresses, type AddressKind } from '../users/addresses.js';
 import type { MemberEntry } from '../users/profile-views.js';
 import type { GroupContext } from '../../../machines/group.machine.js';
 import type { MemberContext } from '../../../machines/member.machine.js';
@@ -124,8 +124,10 @@ export class GroupReads {
     if (!query.lookup_filter) {
       return { total: group.context.tally.members, items: runtime.readPage<MemberContext>(MEMBER_KIND, pageRequest([appId, groupId], query)) };
     }
+    // A value is tried as a user ID as written (IDs are case-sensitive), and as an address once however written.
+    const userIds = [...query.lookup_filter, ...distinctAddresses(query.lookup_filter).flatMap(byAddress)];
     const page = pageOfIds(
-      query.lookup_filter.flatMap((value) => [value, ...byAddress(value)]).flatMap((userId) => memberships.memberIdOf(appId, userId, groupId) ?? []),
+      [...new Set(userIds)].flatMap((userId) => memberships.memberIdOf(appId, userId, groupId) ?? []),
       query,
     );
     return { total: page.total, items: page.items.map((id) => this.memberOfGroup(appId, groupId, id)) };

@@ -1,5 +1,5 @@
 import { listBytes } from '../../http/list-bytes.js';
-import { addressKindOf } from './addresses.js';
+import { addressKindOf, distinctAddresses } from './addresses.js';
 import type { UserDirectory } from './directory.js';
 import type { ProfileViews } from './profile-views.js';
 import type { ListQuery } from './schemas.js';
@@ -44,7 +44,7 @@ function filteredIds(users: UserDirectory, appId: string, query: ListQuery): str
   let matches = listed;
   if (query.lookup_filter) {
     matches = new Set();
-    for (const value of query.lookup_filter) {
+    for (const value of distinctAddresses(query.lookup_filter)) {
       const holders = users.findByAddress(appId, addressKindOf(value), value).filter((id) => !listed || listed.has(id));
       for (const id of query.include_duplicates ? holders : holders.slice(0, 1)) matches.add(id);
     }

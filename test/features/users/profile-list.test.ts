@@ -112,6 +112,16 @@ t.test('filters: lookup (data and verified_data, case-insensitive), IDs, duplica
   t.same((await list('lookup_filter=proven@example.com')).ids, [ids[20]], 'verified_data is searched');
   t.same((await list('lookup_filter=user20@example.com')).ids, [ids[20]], 'and so is data');
   t.same((await list('lookup_filter=nobody@example.com')).body, { total_results: 0, results: [] });
+
+  // Each address is looked up once however often and in whatever case or spacing the filter writes it.
+  const lookups: string[] = [];
+  const findByAddress = server.deps.users.findByAddress.bind(server.deps.users);
+  server.deps.users.findByAddress = (app, kind, value) => (lookups.push(value), findByAddress(app, kind, value));
+  const repeated = ['TWIN@example.com', 'twin@example.com', ' Twin@Example.COM', '+1 555 000 1234', '+15550001234', '+1 (555) 000-1234'];
+  const once = await list(`lookup_filter=${encodeURIComponent(Array.from({ length: 100 }, (_, i) => repeated[i % repeated.length]).join(','))}&include_duplicates=true`);
+  t.same(once.ids, [ids[5], ids[7], ids[10]], 'the same users');
+  t.equal(lookups.length, 2, 'two addresses, two lookups');
+  server.deps.users.findByAddress = findByAddress;
   const several = await list('lookup_filter=user1@example.com,user3@example.com,twin@example.com,user39@example.com&page_size=2');
   t.equal(several.total, 4, 'total counts every match, not the page');
   t.same(several.ids, [ids[1], ids[3]]);
