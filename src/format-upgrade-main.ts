@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { loadConfig } from './config.js';
 import { closeServices, openServices } from './services.js';
@@ -11,9 +12,10 @@ import { failureText } from './lib/failure.js';
  * The server is gone when this process's parent is another (it was reparented), which no reuse of
  * the server's PID can hide.
  */
-function endWithServer(server: number): void {
+async function endWithServer(server: number): Promise<void> {
   const watch = `
     const { writeSync } = require('node:fs');
+    const { parentPort } = require('node:worker_threads');
     const server = ${server};
     const check = () => {
       if (process.ppid === server) return;
@@ -21,9 +23,14 @@ function endWithServer(server: number): void {
       process.kill(process.pid, 'SIGTERM');
     };
     check();
+    parentPort.postMessage('watching');
     setInterval(check, 100);
   `;
-  new Worker(watch, { eval: true }).unref();
+  const watcher = new Worker(watch, { eval: true });
+  // No step before its first check: a worker starts apart, and small steps were all committed by then
+  // for a server killed as this process started.
+  await once(watcher, 'message');
+  watcher.unref();
 }
 
 // The child process of `upgradeFormatApart`, given the server's PID: opening the services migrates the
@@ -31,7 +38,7 @@ function endWithServer(server: number): void {
 // Unlike the server, it lets no unobserved commit failure of lmdb-js pass (`unhandledRejection`): when
 // a step's large commit fails (a full disk), the promise it awaits may never settle, and the child
 // would end with exit 0 as if it were done.
-endWithServer(Number(process.argv[2]));
+await endWithServer(Number(process.argv[2]));
 try {
   await closeServices(await openServices(loadConfig(process.env)));
 } catch (error) {

@@ -206,6 +206,20 @@ t.test('an upgrade whose server is killed (kill -9) stops: nothing migrates the 
   t.equal(await formatOf(dataDir), 6, 'the step it was in is not committed');
 });
 
+t.test('an upgrade whose server is killed as the upgrade starts migrates nothing: no step runs before its watch has looked', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const { dataDir } = await format6DataDir(t);
+  const { server, exited, upgrading } = await serverUpgrading(t, dataDir);
+  // Held still as it starts (loading its modules): its small steps would each take a few milliseconds.
+  process.kill(upgrading.child, 'SIGSTOP');
+  server.kill('SIGKILL');
+  await exited;
+  process.kill(upgrading.child, 'SIGCONT');
+  const deadline = Date.now() + 10_000;
+  while (isRunning(upgrading.child) && Date.now() < deadline) await sleep(20);
+  t.notOk(isRunning(upgrading.child), 'its upgrade is not left running');
+  t.equal(await formatOf(dataDir), 6, 'no step was committed');
+});
+
 t.test('a stop asked of the server as its upgrade ends is not lost: the server stops', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const { dataDir } = await format6DataDir(t);
   const { server, exited, upgrading } = await serverUpgrading(t, dataDir);
