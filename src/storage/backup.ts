@@ -1,5 +1,5 @@
 import { realpathSync, statSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { DATA_FILE, holdsData, isWholeLmdbFile, LOCK_FILE, OWNER_ONLY_DIR, openStore, ownerOnlyFile } from './store.js';
 import { FORMAT_VERSION, storedFormatVersion } from './migrations.js';
@@ -73,7 +73,24 @@ export async function restoreDataDir(dataDir: string, file: string, options: { f
   if (source === undefined) throw new BackupError(`${file} does not exist`);
   if (source.isDirectory()) throw new BackupError(`${file} is a directory, not a backup file`);
   if (!source.isFile() || !isWholeLmdbFile(file)) throw new BackupError(`${file} is not a whole LMDB backup file (cut short, or not LMDB at all)`);
-  await mkdir(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
+  const made = await mkdir(dataDir, { recursive: true, mode: OWNER_ONLY_DIR });
+  try {
+    await restoreInto(dataDir, file, options);
+  } catch (error) {
+    // The backup's format is read from a copy in the data dir: a refused restore leaves no dir it made.
+    if (made !== undefined) await removeEmptyDirs(dataDir, made);
+    throw error;
+  }
+}
+
+/** Removes `dir` and its parents up to `top`, each only if empty. */
+async function removeEmptyDirs(dir: string, top: string): Promise<void> {
+  for (let current = dir; ; current = dirname(current)) {
+    if (!(await rmdir(current).then(() => true, () => false)) || current === top) return;
+  }
+}
+
+async function restoreInto(dataDir: string, file: string, options: { force?: boolean }): Promise<void> {
   // Claimed as a server claims it, for the whole restore: a server started meanwhile would open the data
   // file this restore then replaces, and its acknowledged writes would go to the old one. A CLI command
   // that writes is refused likewise (`markWriter`); one already writing refuses the restore.

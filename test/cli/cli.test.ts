@@ -5,6 +5,7 @@ import { basename, join } from 'node:path';
 import { runCli, runEntry } from '../helpers/child.js';
 import { startServer } from '../helpers/server.js';
 import { platformProbe, probePath } from '../helpers/probe.js';
+import { openStore } from '../../src/storage/store.js';
 
 const dir = t.testdir({
   'schema.json': JSON.stringify({ fields: { nickname: { type: 'string', user_writable: true } } }),
@@ -251,4 +252,20 @@ t.test('restore of a FILE that is absent or a directory says which, and makes no
     t.equal(result.stderr, `error: ${message}\n`);
   }
   t.notOk(existsSync(target), 'no data dir made');
+});
+
+t.test('restore of an LMDB file that is no backup of this service makes no data dir, nor its parents', async (t) => {
+  const foreign = join(dir, 'foreign');
+  const store = openStore(foreign);
+  await store.commit(() => store.db<string>('anything').put('key', 'value'));
+  await store.close();
+  const target = join(dir, 'restore-parent', 'nested', 'data');
+  const result = await runCli(['restore', join(foreign, 'data.mdb')], { dataDir: target });
+  t.equal(result.code, 1);
+  t.match(result.stderr, /is not a backup of this service \(no data format version\)/);
+  t.notOk(existsSync(join(dir, 'restore-parent')), 'no dir made');
+  mkdirSync(join(dir, 'kept'));
+  const into = await runCli(['restore', join(foreign, 'data.mdb')], { dataDir: join(dir, 'kept', 'data') });
+  t.equal(into.code, 1);
+  t.same(readdirSync(join(dir, 'kept')), [], 'a dir that was there stays; the one made under it goes');
 });
