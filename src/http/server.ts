@@ -37,7 +37,18 @@ export interface HttpServerOptions {
   /** Header names the CORS preflight allows besides the standard ones (the brand's app-key headers). */
   corsHeaders: readonly string[];
   observe?: RequestObserver;
+  /**
+   * How long an answer the client is taking slowly may go without the client taking a byte of it
+   * before its connection is closed (`ANSWER_STALL_MS` unless given).
+   */
+  answerStallMs?: number;
 }
+
+/**
+ * A client that stops reading an answer holds its bytes in memory (a page or profile of megabytes each):
+ * after this long without taking any, its connection is closed.
+ */
+export const ANSWER_STALL_MS = 30_000;
 
 export interface HttpServer {
   readonly app: TemplatedApp;
@@ -80,7 +91,7 @@ const byteSize = (payload: Uint8Array | string) => (typeof payload === 'string' 
 
 export function createHttpServer(options: HttpServerOptions): HttpServer {
   const app = uws.App();
-  const { logger, limits, observe } = options;
+  const { logger, limits, observe, answerStallMs = ANSWER_STALL_MS } = options;
   const debug = logger.isLevelEnabled('debug');
   const allowAnyOrigin = options.corsOrigins.includes('*');
   const allowedOrigins = new Set(options.corsOrigins);
@@ -183,7 +194,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
 
   /**
    * Ends `res` with `payload`, which the client may take slowly (a large page over a slow link): until it
-   * has taken all of it the answer counts in `flushing`, so a shutdown waits for it rather than cut it off.
+   * has taken all of it the answer counts in `flushing`, so a shutdown waits for it rather than cut it off;
+   * a client that takes none of it for `answerStallMs` has its connection closed.
    */
   function endWhole(res: HttpResponse, payload: Uint8Array | string, size: number): void {
     const start = res.getWriteOffset();
@@ -191,9 +203,20 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
     flushing++;
     let written = false;
+    let taken = res.getWriteOffset();
+    const stalled = setInterval(() => {
+      const offset = res.getWriteOffset();
+      if (offset === taken) {
+        // Done first: `res` may not be touched once closed, whether or not uWS calls `onAborted`.
+        done();
+        res.close();
+      }
+      taken = offset;
+    }, answerStallMs);
     const done = () => {
       if (written) return;
       written = true;
+      clearInterval(stalled);
       flushing--;
       finishDrain();
     };
