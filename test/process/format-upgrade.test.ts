@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -190,19 +190,24 @@ t.test('a stop asked of the server while its upgrade runs closes the port at onc
   t.equal(await formatOf(dataDir), 6);
 });
 
+/** Kills the server (`kill -9`) while its upgrade's child is held still, then lets the child go on: it must end. */
+async function killServerUnder(t: Test, server: ChildProcess, exited: Promise<unknown>, child: number): Promise<void> {
+  process.kill(child, 'SIGSTOP');
+  server.kill('SIGKILL');
+  await exited;
+  process.kill(child, 'SIGCONT');
+  const deadline = Date.now() + 10_000;
+  while (isRunning(child) && Date.now() < deadline) await sleep(20);
+  t.notOk(isRunning(child), 'its upgrade is not left running');
+}
+
 t.test('an upgrade whose server is killed (kill -9) stops: nothing migrates the data dir it no longer claims, which keeps its format', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
   const { dataDir } = await format6DataDir(t, undefined, 50_000);
   const { server, exited, upgrading } = await serverUpgrading(t, dataDir);
   // Once the child has mapped the data file, its first step (all 50 000 records) is under way.
   while (!readFileSync(`/proc/${upgrading.child}/maps`, 'utf8').includes(join(dataDir, 'data.mdb'))) await sleep(10);
   // Held still meanwhile: on a busy machine a sleep here let the step commit before the kill.
-  process.kill(upgrading.child, 'SIGSTOP');
-  server.kill('SIGKILL');
-  await exited;
-  process.kill(upgrading.child, 'SIGCONT');
-  const deadline = Date.now() + 5_000;
-  while (isRunning(upgrading.child) && Date.now() < deadline) await sleep(20);
-  t.notOk(isRunning(upgrading.child), 'its upgrade is not left running');
+  await killServerUnder(t, server, exited, upgrading.child);
   t.equal(await formatOf(dataDir), 6, 'the step it was in is not committed');
 });
 
@@ -210,13 +215,7 @@ t.test('an upgrade whose server is killed as the upgrade starts migrates nothing
   const { dataDir } = await format6DataDir(t);
   const { server, exited, upgrading } = await serverUpgrading(t, dataDir);
   // Held still as it starts (loading its modules): its small steps would each take a few milliseconds.
-  process.kill(upgrading.child, 'SIGSTOP');
-  server.kill('SIGKILL');
-  await exited;
-  process.kill(upgrading.child, 'SIGCONT');
-  const deadline = Date.now() + 10_000;
-  while (isRunning(upgrading.child) && Date.now() < deadline) await sleep(20);
-  t.notOk(isRunning(upgrading.child), 'its upgrade is not left running');
+  await killServerUnder(t, server, exited, upgrading.child);
   t.equal(await formatOf(dataDir), 6, 'no step was committed');
 });
 
