@@ -129,18 +129,27 @@ export const userMachine = setup({
       on: {
         'user.disable': { target: 'disabled', actions: 'stampModified' },
         'user.signIn': {
-          actions: assign(({ context, event }) => ({
-            verified_data: { ...context.verified_data, ...event.verified },
-            auth_level: event.auth_level ?? (event.verified ? 'verified' : context.auth_level),
-            meta: {
-              ...context.meta,
-              first_sign_in: context.meta.first_sign_in ?? iso(event.at),
-              first_sign_in_method: context.meta.first_sign_in_method ?? event.method,
-              last_sign_in: iso(event.at),
-              last_sign_in_method: event.method,
-              last_active: iso(event.at),
-            },
-          })),
+          actions: assign(({ context, event }) => {
+            const verified_data = { ...context.verified_data, ...event.verified };
+            const auth_level = event.auth_level ?? (event.verified ? 'verified' : context.auth_level);
+            // Sign-in stamps are no modification; an address it proves for the first time, or a level it
+            // raises, changes the profile as a write would, and an app syncing by `meta.modified` must see it.
+            const changes = auth_level !== context.auth_level
+              || verified_data.email !== context.verified_data.email
+              || verified_data.phone_number !== context.verified_data.phone_number;
+            return {
+              verified_data,
+              auth_level,
+              meta: {
+                ...(changes ? modifiedAt(context.meta, event.at) : context.meta),
+                first_sign_in: context.meta.first_sign_in ?? iso(event.at),
+                first_sign_in_method: context.meta.first_sign_in_method ?? event.method,
+                last_sign_in: iso(event.at),
+                last_sign_in_method: event.method,
+                last_active: iso(event.at),
+              },
+            };
+          }),
         },
         'user.touch': {
           actions: assign({ meta: ({ context, event }) => ({ ...context.meta, last_active: iso(event.at) }) }),

@@ -51,7 +51,7 @@ t.test('disabled users refuse sign-in, touch and disable; accept enable and upda
   enables(t, actor, T0 + 3);
 });
 
-t.test('sign-in verifies addresses and stamps sign-in meta; touch only last_active', async (t) => {
+t.test('sign-in verifies addresses and stamps sign-in meta (modified only when it proves something new); touch only last_active', async (t) => {
   const actor = start();
   actor.send({ type: 'user.signIn', method: 'magic_link', verified: { email: 'a@example.com' }, at: T0 + 10 });
   actor.send({ type: 'user.signIn', method: 'refresh_token', at: T0 + 20 });
@@ -65,7 +65,7 @@ t.test('sign-in verifies addresses and stamps sign-in meta; touch only last_acti
     last_sign_in: iso(T0 + 20),
     last_sign_in_method: 'refresh_token',
     last_active: iso(T0 + 30),
-    modified: iso(T0),
+    modified: iso(T0 + 10),
   });
 });
 

@@ -59,6 +59,7 @@ t.test('a platform link ensures the user by address and signs it in once', async
     first_sign_in_method: 'magic_link',
     last_sign_in_method: 'magic_link',
   });
+  t.equal(signedIn.meta.modified, at, 'proving an address is a modification');
   const read = await server.request('GET', `/applications/${server.app.id}/users/${userId}/data`, { app: server.app });
   t.strictSame(read.body, signedIn, 'the platform GET answers the sign-in stamps, the proved address and the level');
   const own = await server.request('GET', `/me/applications/${server.app.id}/data`, { token: redeemed.body.access_token });
@@ -74,6 +75,13 @@ t.test('a platform link ensures the user by address and signs it in once', async
   const unknown = await server.request('GET', '/hub/auth/magic/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
   t.equal(unknown.status, 404);
   t.equal(unknown.body.code, 'E_LINK_NOT_FOUND');
+
+  clock.advance(60_000);
+  const proved = await server.request('POST', '/hub/auth/magic', { app: server.app, body: { verification_type: 'email', data: { email: 'Ada@Example.com' } } });
+  t.equal((await server.request('GET', linkPath(proved.body.link))).status, 200);
+  const signedInAgain = profileOf(server, userId);
+  t.equal(signedInAgain.meta.last_sign_in, new Date(clock.now()).toISOString());
+  t.equal(signedInAgain.meta.modified, at, 'a sign-in proving nothing new is no modification');
 });
 
 t.test('30 days written in hours or minutes expire at 30 days, as `30d` does', async (t) => {
