@@ -71,6 +71,7 @@ const EnvSchema = v.object({
   SVC_BRAND: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9]+$/, 'lowercase letters and digits only')), 'svc'),
   SVC_LOG_LEVEL: v.optional(v.picklist(levels), 'info'),
   SVC_MAX_ACTORS: v.optional(intFromEnv(1, 10_000_000), '10000'),
+  SVC_MAX_ACTOR_BYTES: v.optional(intFromEnv(1, 2 ** 40), String(32 << 20)),
   SVC_ACTOR_IDLE_MS: v.optional(intFromEnv(1000, 86_400_000), '60000'),
   SVC_SHUTDOWN_GRACE_MS: v.optional(intFromEnv(0, 3_600_000), '10000'),
   SVC_JSON_LIMIT: v.optional(intFromEnv(1, MAX_BODY_LIMIT), String(1 << 20)),
@@ -107,6 +108,8 @@ export interface Config {
   brand: string;
   logLevel: (typeof levels)[number];
   maxActors: number;
+  /** The stored bytes of the resident actors together (see `RuntimeOptions.maxActorBytes`). */
+  maxActorBytes: number;
   actorIdleMs: number;
   /** How long a shutdown waits for requests in flight before it closes their connections. */
   shutdownGraceMs: number;
@@ -179,6 +182,7 @@ export function loadConfig(env: Env): Config {
     brand,
     logLevel: e.SVC_LOG_LEVEL,
     maxActors: e.SVC_MAX_ACTORS,
+    maxActorBytes: e.SVC_MAX_ACTOR_BYTES,
     actorIdleMs: e.SVC_ACTOR_IDLE_MS,
     shutdownGraceMs: e.SVC_SHUTDOWN_GRACE_MS,
     jsonLimit: e.SVC_JSON_LIMIT,

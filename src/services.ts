@@ -63,6 +63,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       clock,
       logger,
       maxActors: config.maxActors,
+      maxActorBytes: config.maxActorBytes,
       idleMs: config.actorIdleMs,
       snapshotStores: { [USER_KIND]: profiles.snapshotStore() },
     });
@@ -82,6 +83,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     registerGroupLinkPurposes(magicLinks.purposes, groups);
     const metrics = createMetrics();
     metrics.gauge('actors_resident', 'Actors currently activated in memory', () => runtime.residentCount);
+    metrics.gauge('actors_resident_bytes', 'Stored bytes of the actors activated in memory (user profiles; other kinds count 0)', () => runtime.residentBytes);
     metrics.gauge('lmdb_map_size_bytes', 'Bytes used by the LMDB data file', () => {
       const stat = store.root.getStats() as { pageSize: number; lastPageNumber: number };
       return stat.pageSize * (stat.lastPageNumber + 1);

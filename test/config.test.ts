@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 
 t.test('defaults (ADDENDUM §9) and the names derived from the brand (§0)', async (t) => {
   const config = loadConfig({});
-  t.match(config, { port: 3000, host: '127.0.0.1', brand: 'svc', logLevel: 'info', adminToken: undefined, publicUrl: 'http://localhost:3000' });
+  t.match(config, { port: 3000, host: '127.0.0.1', brand: 'svc', logLevel: 'info', adminToken: undefined, publicUrl: 'http://localhost:3000', maxActors: 10_000, maxActorBytes: 32 * 1024 * 1024 });
   t.same(config.names, {
     appKeyHeader: 'x-svc-app-key',
     appSecretHeader: 'x-svc-app-secret',
@@ -55,6 +55,7 @@ t.test('a bad value is refused with a message naming the variable', async (t) =>
     [{ SVC_ADMIN_TOKEN: 'admin-token-0123456789abcdef\n' }, /SVC_ADMIN_TOKEN: must not contain whitespace/],
     [{ SVC_LOG_LEVEL: 'loud' }, /SVC_LOG_LEVEL/],
     [{ SVC_MAX_ACTORS: '0' }, /SVC_MAX_ACTORS: must be at least 1/],
+    [{ SVC_MAX_ACTOR_BYTES: String(2 ** 40 + 1) }, /SVC_MAX_ACTOR_BYTES: must be at most 1099511627776/],
     [{ SVC_JSON_LIMIT: '1.5' }, /SVC_JSON_LIMIT/],
     // uWS closes, unanswered, a connection whose Content-Length has 10 digits or more.
     [{ SVC_JSON_LIMIT: '1000000000' }, /SVC_JSON_LIMIT: must be at most 999999999/],

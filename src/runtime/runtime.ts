@@ -17,6 +17,8 @@ export interface ActorView<C> {
 export interface StoredSnapshot {
   v: number;
   snapshot: any;
+  /** The bytes it was stored in, where its store tells: what a resident actor is weighed by. */
+  bytes?: number;
 }
 
 /**
@@ -26,8 +28,11 @@ export interface StoredSnapshot {
 export interface SnapshotStore {
   get(key: Key[]): StoredSnapshot | undefined;
   doesExist(key: Key[]): boolean;
-  /** Stores the actor's `snapshot`; runs inside the write transaction. */
-  put(key: Key[], snapshot: AnyMachineSnapshot): void;
+  /**
+   * Stores the actor's `snapshot`; runs inside the write transaction. Answers the bytes stored where
+   * the store tells (a kind whose records can be large must: see `maxActorBytes`).
+   */
+  put(key: Key[], snapshot: AnyMachineSnapshot): number | undefined;
   remove(key: Key[]): void;
 }
 
@@ -36,6 +41,8 @@ interface Resident {
   key: Key[];
   actor: AnyActorRef;
   lastUsed: number;
+  /** Its stored size, 0 where its store does not tell. */
+  bytes: number;
 }
 
 export interface Event {
@@ -81,6 +88,12 @@ export interface RuntimeOptions {
   clock: Clock;
   logger: Logger;
   maxActors: number;
+  /**
+   * The stored bytes of the resident actors together before the least recently used idle ones are
+   * passivated: a profile near its 4 MiB cap holds tens of MB of heap once resident, so a count alone
+   * does not bound the memory.
+   */
+  maxActorBytes: number;
   idleMs: number;
   /** Kinds whose snapshots are not kept in a table of their own (see `SnapshotStore`). */
   snapshotStores?: Readonly<Record<string, SnapshotStore>>;
@@ -98,6 +111,8 @@ export const actorLockKey = (kind: string, key: Key[]) => `${kind}:${key.join('\
 
 export class ActorRuntime {
   private readonly residents = new Map<string, Resident>();
+  /** The `bytes` of every resident together. */
+  private residentBytesTotal = 0;
   /** The last entry of `residents` when it is there (an evicted one is not: `use` finds it no more). */
   private newest?: Resident;
   private readonly locks = new KeyLocks();
@@ -126,7 +141,11 @@ export class ActorRuntime {
     return {
       get: (key) => table.get(key),
       doesExist: (key) => table.doesExist(key),
-      put: (key, snapshot) => table.put(key, { v: def.version, snapshot: def.machine.getPersistedSnapshot(snapshot) }),
+      // Unweighed: these kinds' records are small by their schemas' limits (a group's meta at most 16 KiB).
+      put: (key, snapshot) => {
+        table.put(key, { v: def.version, snapshot: def.machine.getPersistedSnapshot(snapshot) });
+        return undefined;
+      },
       remove: (key) => table.remove(key),
     };
   }
@@ -159,6 +178,10 @@ export class ActorRuntime {
 
   get residentCount(): number {
     return this.residents.size;
+  }
+
+  get residentBytes(): number {
+    return this.residentBytesTotal;
   }
 
   /**
@@ -219,10 +242,10 @@ export class ActorRuntime {
       if (!locked.has(id)) throw new TypeError(`Turn touches ${id} without holding its lock`);
       return id;
     };
-    const persist = (kind: string, key: Key[], resident: Resident) => {
+    const persist = (id: string, kind: string, key: Key[], resident: Resident) => {
       const snapshot = resident.actor.getSnapshot();
       const store = this.snapshots(kind);
-      writes.push(() => store.put(key, snapshot));
+      writes.push(() => this.weigh(id, resident, store.put(key, snapshot) ?? 0));
     };
     return {
       now,
@@ -242,9 +265,9 @@ export class ActorRuntime {
         removed.delete(id);
         touched.add(id);
         const actor = createActor(this.machineOf(kind), { input }).start();
-        const resident: Resident = { kind, key, actor, lastUsed: now };
+        const resident: Resident = { kind, key, actor, lastUsed: now, bytes: 0 };
         this.makeNewest(id, resident);
-        persist(kind, key, resident);
+        persist(id, kind, key, resident);
         return viewOf<C>({ v: 0, snapshot: actor.getSnapshot() });
       },
       send: <C>(kind: string, key: Key[], event: Event) => {
@@ -255,7 +278,7 @@ export class ActorRuntime {
         if (!before.can(event)) throw invalidTransition(stateName(before.value), event.type);
         touched.add(id);
         resident.actor.send(event);
-        persist(kind, key, resident);
+        persist(id, kind, key, resident);
         return viewOf<C>({ v: 0, snapshot: resident.actor.getSnapshot() });
       },
       remove: (kind: string, key: Key[]) => {
@@ -319,9 +342,16 @@ export class ActorRuntime {
 
   /** Puts `resident` at the end of the map, recency order's, and remembers it as there. */
   private makeNewest(id: string, resident: Resident): void {
-    this.residents.delete(id);
+    if (!this.residents.delete(id)) this.residentBytesTotal += resident.bytes;
     this.residents.set(id, resident);
     this.newest = resident;
+  }
+
+  /** Gives `resident` its new stored size, unless it is no longer resident (removed later in its turn). */
+  private weigh(id: string, resident: Resident, bytes: number): void {
+    if (this.residents.get(id) !== resident) return;
+    this.residentBytesTotal += bytes - resident.bytes;
+    resident.bytes = bytes;
   }
 
   private activate(kind: string, key: Key[], now: number): Resident | undefined {
@@ -329,7 +359,7 @@ export class ActorRuntime {
     if (!stored) return undefined;
     const { snapshot } = this.upgrade(kind, stored);
     const actor = createActor(this.machineOf(kind), { snapshot }).start();
-    return { kind, key, actor, lastUsed: now };
+    return { kind, key, actor, lastUsed: now, bytes: stored.bytes ?? 0 };
   }
 
   private evict(id: string): void {
@@ -337,13 +367,18 @@ export class ActorRuntime {
     if (!resident) return;
     if (!holdsOnlyItsSnapshot(resident.actor)) resident.actor.stop();
     this.residents.delete(id);
+    this.residentBytesTotal -= resident.bytes;
   }
 
-  /** Passivates the least recently used idle actors while over the cap (Map order is recency order, see `use`). */
+  private overCap(): boolean {
+    return this.residents.size > this.options.maxActors || this.residentBytesTotal > this.options.maxActorBytes;
+  }
+
+  /** Passivates the least recently used idle actors while over either cap (Map order is recency order, see `use`). */
   private enforceCap(): void {
-    if (this.residents.size <= this.options.maxActors) return;
+    if (!this.overCap()) return;
     for (const [id] of this.residents) {
-      if (this.residents.size <= this.options.maxActors) break;
+      if (!this.overCap()) break;
       if (!this.locks.isHeld(id)) this.evict(id);
     }
   }

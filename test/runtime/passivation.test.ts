@@ -68,3 +68,28 @@ t.test('at a cap of 1, with idle sweeps between, concurrent field writes to 20 u
   t.ok(Math.max(...residents) <= users.length, `never more resident than users held by turns in flight (most: ${Math.max(...residents)})`);
   t.ok((await resident(server)) <= 1, 'the cap holds once the writes are done');
 });
+
+t.test('SVC_MAX_ACTOR_BYTES caps the stored bytes of the resident users: wide profiles do not stay resident by the dozen', async (t) => {
+  const server = await startServer(t, { env: { SVC_MAX_ACTOR_BYTES: String(1 << 20) } });
+  const base = `/applications/${server.app.id}/users`;
+  const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec((await server.request('GET', '/metrics')).text)![1]);
+  // Some 550 kB of data each: its record is over half the cap.
+  const wide = (user: string) => Object.fromEntries(Array.from({ length: 15_000 }, (_, i) => [`field_${i}`, `${user}-${i}`.padEnd(20, '.')]));
+  const users = ['w1', 'w2', 'w3', 'w4', 'w5'];
+  for (const user of users) {
+    t.equal((await server.request('PUT', `${base}/${user}/data`, { app: server.app, body: { data: wide(user) } })).status, 200);
+    const bytes = await metric('actors_resident_bytes');
+    t.ok(bytes > 1 << 19 && bytes <= 1 << 20, `after ${user}: ${bytes} stored bytes resident, within the cap`);
+    t.equal(await metric('actors_resident'), 1, 'one wide user at a time');
+  }
+  for (const user of ['s1', 's2', 's3']) {
+    t.equal((await server.request('PUT', `${base}/${user}/data`, { app: server.app, body: { data: { first_name: user } } })).status, 200);
+  }
+  t.equal(await metric('actors_resident'), 4, 'small users stay beside it');
+  for (const user of users) {
+    const { body } = await server.request('GET', `${base}/${user}/data`, { app: server.app });
+    t.same(body.data, { ...wide(user), user_id: user }, `${user} is kept whole`);
+  }
+  t.equal((await server.request('PATCH', `${base}/w1/data`, { app: server.app, body: { data: { field_0: 'changed' } } })).status, 200);
+  t.equal((await server.request('GET', `${base}/w1/data/fields/field_0`, { app: server.app })).body.value, 'changed', 'a passivated wide user is activated again for a write');
+});

@@ -15,9 +15,18 @@ import { Actor, setup } from 'xstate';
 
 const doorKey = (id: string) => actorLockKey('door', [id]);
 
-/** A runtime of door machines over `store` (100 residents, a minute's idle time unless `options` say otherwise), stopped with the store closed when `t` ends. */
+/** A runtime of door machines over `store` (100 residents of 1 GiB in all, a minute's idle time unless `options` say otherwise), stopped with the store closed when `t` ends. */
 function runtimeOver(t: Test, store: Store, options: Partial<RuntimeOptions> = {}): ActorRuntime {
-  const runtime = new ActorRuntime({ store, machines: testMachines, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 100, idleMs: 60_000, ...options });
+  const runtime = new ActorRuntime({
+    store,
+    machines: testMachines,
+    clock: manualClock(),
+    logger: pino({ level: 'silent' }),
+    maxActors: 100,
+    maxActorBytes: 1 << 30,
+    idleMs: 60_000,
+    ...options,
+  });
   t.teardown(async () => {
     runtime.stop();
     await store.close();
@@ -368,21 +377,11 @@ t.test('passivation forgets an actor that holds only its snapshot, and stops one
 
 t.test('a kind with a snapshot store of its own is created, read, reloaded and removed through it alone', async (t) => {
   const store = openStore(t.testdir());
-  const kept = store.db<{ state: string; opens: number }>('doors_elsewhere');
-  // Keeps only what the door machine needs to come back: its state and its context.
-  const doors: SnapshotStore = {
-    get: (key) => {
-      const door = kept.get(key);
-      return door && { v: 1, snapshot: { status: 'active', value: door.state, historyValue: {}, children: {}, context: { name: key[0], opens: door.opens, knocks: 0 } } };
-    },
-    doesExist: (key) => kept.doesExist(key),
-    put: (key, snapshot) => kept.put(key, { state: snapshot.value as string, opens: snapshot.context.opens }),
-    remove: (key) => kept.remove(key),
-  };
+  const { kept, doors } = doorsElsewhere(store);
   const runtime = runtimeOver(t, store, { maxActors: 1, snapshotStores: { door: doors } });
   await runtime.run([doorKey('d1')], (turn) => turn.create('door', ['d1'], { name: 'd1' }));
   await runtime.run([doorKey('d1')], (turn) => turn.send('door', ['d1'], { type: 'door.open' }));
-  t.same(kept.get(['d1']), { state: 'open', opens: 1 }, 'each change is put through the store');
+  t.same(kept.get(['d1']), { state: 'open', opens: 1, knocks: 0 }, 'each change is put through the store');
   t.notOk(store.hasDb('actor:door'), 'no table of its own');
   t.throws(() => runtime.table('door'), /not kept in a table/);
   t.same(runtime.read('door', ['d1']), { state: 'open', context: { name: 'd1', opens: 1, knocks: 0 } });
@@ -394,6 +393,32 @@ t.test('a kind with a snapshot store of its own is created, read, reloaded and r
   await runtime.run([doorKey('d1')], (turn) => turn.remove('door', ['d1']));
   t.notOk(kept.doesExist(['d1']));
   t.notOk(runtime.exists('door', ['d1']));
+});
+
+t.test('the stored bytes of the residents are capped too: the least recently used idle ones go first, whatever their count', async (t) => {
+  const store = openStore(t.testdir());
+  const { doors } = doorsElsewhere(store);
+  const runtime = runtimeOver(t, store, { maxActorBytes: 1000, snapshotStores: { door: doors } });
+  const residents = () => runtime.residentCount;
+  const create = (id: string) => runtime.run([doorKey(id)], (turn) => turn.create('door', [id], { name: id }));
+  const knock = (id: string) => runtime.run([doorKey(id)], (turn) => turn.send('door', [id], { type: 'door.knock' }));
+  for (const id of ['a', 'b', 'c']) await create(id);
+  t.equal(runtime.residentBytes, 300, 'a new door weighs what its store stored');
+  await knock('a');
+  t.equal(runtime.residentBytes, 400, 'a change weighs it again');
+  for (let i = 0; i < 7; i++) await knock('c');
+  t.same([residents(), runtime.residentBytes], [2, 1000], 'over 1000 bytes, the least recently used (b) is passivated');
+  await knock('b');
+  t.same([residents(), runtime.residentBytes], [2, 1000], 'b, activated with its stored weight (then knocked), passivates a');
+  for (let i = 0; i < 10; i++) await knock('b');
+  t.same([residents(), runtime.residentBytes], [0, 0], 'a door heavier than the cap alone is used for its turn, then passivated');
+  t.same(runtime.read('door', ['b']), { state: 'closed', context: { name: 'b', opens: 0, knocks: 11 } }, 'and kept');
+  await knock('c');
+  await runtime.run([doorKey('c')], (turn) => {
+    turn.send('door', ['c'], { type: 'door.knock' });
+    turn.remove('door', ['c']);
+  });
+  t.same([residents(), runtime.residentBytes], [0, 0], 'a door changed, then removed in one turn, leaves no weight behind');
 });
 
 t.test('SVC_MAX_ACTORS caps the resident actors of a running server', async (t) => {
@@ -444,3 +469,29 @@ t.test('snapshots, indexes and counters survive a restart on the same data dir',
   t.equal((await second.request('POST', '/test/doors/q', { body: { name: 'porch' } })).status, 409, 'the name index survived');
   t.equal((await second.request('POST', '/test/doors/p/close')).status, 200);
 });
+
+/**
+ * Doors kept outside the runtime's tables, as users are: only what the machine needs to come back (its
+ * state and its context). A door weighs 100 bytes and 100 more per knock.
+ */
+function doorsElsewhere(store: Store) {
+  const kept = store.db<{ state: string; opens: number; knocks: number }>('doors_elsewhere');
+  const weight = (knocks: number) => 100 * (1 + knocks);
+  const doors: SnapshotStore = {
+    get: (key) => {
+      const door = kept.get(key);
+      return door && {
+        v: 1,
+        snapshot: { status: 'active', value: door.state, historyValue: {}, children: {}, context: { name: key[0], opens: door.opens, knocks: door.knocks } },
+        bytes: weight(door.knocks),
+      };
+    },
+    doesExist: (key) => kept.doesExist(key),
+    put: (key, snapshot) => {
+      kept.put(key, { state: snapshot.value as string, opens: snapshot.context.opens, knocks: snapshot.context.knocks });
+      return weight(snapshot.context.knocks);
+    },
+    remove: (key) => kept.remove(key),
+  };
+  return { kept, doors };
+}

@@ -9,7 +9,7 @@ import { manualClock } from '../../src/lib/clock.js';
 
 const store = openStore(t.testdir());
 t.teardown(() => store.close());
-const runtime = new ActorRuntime({ store, machines: {}, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 10, idleMs: 60_000 });
+const runtime = new ActorRuntime({ store, machines: {}, clock: manualClock(), logger: pino({ level: 'silent' }), maxActors: 10, maxActorBytes: 1 << 30, idleMs: 60_000 });
 t.teardown(() => runtime.stop());
 const records = store.db<{ n: number }>('records');
 const total = (appId: string) => runtime.counter([appId, 'records']);

@@ -145,7 +145,10 @@ export class ProfileViews {
    */
   storedUser(appId: string, userId: string): UserView | undefined {
     const record = this.recordOf([appId, userId]);
-    if (!record) return undefined;
+    return record && this.userIn(appId, userId, record);
+  }
+
+  private userIn(appId: string, userId: string, record: Buffer): UserView {
     const body = JSON.parse(storedBody(record));
     const { state, revokedBefore, revokedSessions } = accessPart(record);
     const { data, verified_data, attributes, auth_level, meta } = body;
@@ -158,9 +161,11 @@ export class ProfileViews {
   /** The user kind's snapshots, kept in the view records: what the actor runtime reads and stores users through. */
   snapshotStore(): SnapshotStore {
     return {
-      get: ([appId, userId]) => {
-        const user = this.storedUser(appId as string, userId as string);
-        return user && { v: USER_RECORD_MACHINE_VERSION, snapshot: persistedUser(user.state, user.context) };
+      get: (key) => {
+        const record = this.recordOf(key);
+        if (!record) return undefined;
+        const user = this.userIn(key[0] as string, key[1] as string, record);
+        return { v: USER_RECORD_MACHINE_VERSION, snapshot: persistedUser(user.state, user.context), bytes: record.length };
       },
       doesExist: (key) => this.records.doesExist(key),
       put: ([appId, userId], snapshot: AnyMachineSnapshot) =>
@@ -175,8 +180,9 @@ export class ProfileViews {
    * record (`regroup`) in the transaction that stores the member's entry, and writes inside the
    * write transaction run one after another, each reading what the ones before it wrote (a turn
    * that holds only a group's lock still serializes with the user's own turns there).
+   * Answers the record's size in bytes.
    */
-  rewrite(appId: string, userId: string, user: UserView, groups: GroupsSource): void {
+  rewrite(appId: string, userId: string, user: UserView, groups: GroupsSource): number {
     const app = this.apps.require(appId);
     // Every part named, no object spread: the spreads' copies missed V8's property caches on every write (docs/PERFORMANCE.md, round 20).
     const { platformHead, meHead, tail, card } = this.renderBodies(user, app.schema);
@@ -191,6 +197,7 @@ export class ProfileViews {
       groups: this.groupsFor(appId, userId, groups),
     });
     this.records.put([appId, userId], record);
+    return record.length;
   }
 
   /** The user's record with its entry of `groupId` read again from the memberships table (or dropped); nothing for a user without one. */
