@@ -13,6 +13,8 @@ export interface MemoryFigures {
   writes: number;
   rssAnonAfterSweepBytes: number;
   actorsResident: number | null;
+  /** Their stored bytes (`actors_resident_bytes`, capped by `SVC_MAX_ACTOR_BYTES`). */
+  actorsResidentBytes: number | null;
 }
 
 export interface ColdStart {
@@ -86,14 +88,17 @@ export async function memoryAfterSweep(
     sweptReads,
     writes: written,
     rssAnonAfterSweepBytes: await rssAnonBytes(service.pid),
-    actorsResident: await actorsResident(client),
+    ...(await actorsResident(client)),
   };
 }
 
-async function actorsResident(client: ServiceClient): Promise<number | null> {
+async function actorsResident(client: ServiceClient): Promise<Pick<MemoryFigures, 'actorsResident' | 'actorsResidentBytes'>> {
   const text = String(await client.call('GET', '/metrics'));
-  const match = /^actors_resident (\d+)/m.exec(text);
-  return match ? Number(match[1]) : null;
+  const gauge = (name: string) => {
+    const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+    return match ? Number(match[1]) : null;
+  };
+  return { actorsResident: gauge('actors_resident'), actorsResidentBytes: gauge('actors_resident_bytes') };
 }
 
 /** Restarts the service on the seeded data dir: process start to the first 200 on /health. */

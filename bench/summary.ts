@@ -41,7 +41,7 @@ export function summarize(options: BenchOptions, run: ServiceRun): string {
   if (run.memory) {
     const m = run.memory;
     lines.push(
-      `memory: RssAnon ${mb(m.rssAnonAfterSeedBytes)} after seeding, ${mb(m.rssAnonAfterSweepBytes)} after ${m.sweptReads} sweep reads (${run.users} users) and ${m.writes} writes; actors resident: ${m.actorsResident ?? 'n/a'}`,
+      `memory: RssAnon ${mb(m.rssAnonAfterSeedBytes)} after seeding, ${mb(m.rssAnonAfterSweepBytes)} after ${m.sweptReads} sweep reads (${run.users} users) and ${m.writes} writes; actors resident: ${m.actorsResident ?? 'n/a'} (${m.actorsResidentBytes === null ? 'n/a' : mb(m.actorsResidentBytes)} stored)`,
     );
     if (m.sweptReads < run.users) lines.push(`  warning: the sweep read only ${m.sweptReads} of ${run.users} users`);
   } else lines.push(`memory: skipped (${run.memorySkipped})`);

@@ -40,9 +40,9 @@ t.test('the summary says how the run was made: flags, a restart, the service log
 t.test('the summary gives memory after the sweep, warns of a short sweep, and sets the storage floor against the write', async (t) => {
   const write = { name: PROFILE_WRITE.name, status: 'measured' as const, result: measured(6000, 9, 30, 160), ceiling: measured(150000, 0.2, 1, 4.5) };
   const floor = { connections: 64, writes: 150000, seconds: 10, writesPerSecond: 15000, p50Ms: 4.2, p99Ms: 8.27, cpuMicrosPerWrite: 48.5, loopUtilization: 0.57 };
-  const memory = { rssAnonAfterSeedBytes: 372 * MB, sweptReads: 1900, writes: 2000, rssAnonAfterSweepBytes: 414 * MB, actorsResident: 10000 };
+  const memory = { rssAnonAfterSeedBytes: 372 * MB, sweptReads: 1900, writes: 2000, rssAnonAfterSweepBytes: 414 * MB, actorsResident: 10000, actorsResidentBytes: 12 * MB };
   const lines = summarize(parseOptions([]), run({ outcomes: [write], storageFloor: floor, memory, memorySkipped: undefined })).split('\n');
-  t.ok(lines.includes('memory: RssAnon 372 MB after seeding, 414 MB after 1900 sweep reads (2000 users) and 2000 writes; actors resident: 10000'));
+  t.ok(lines.includes('memory: RssAnon 372 MB after seeding, 414 MB after 1900 sweep reads (2000 users) and 2000 writes; actors resident: 10000 (12 MB stored)'));
   t.ok(lines.includes('  warning: the sweep read only 1900 of 2000 users'));
   const floorLine = lines.find((line) => line.startsWith('storage floor:'));
   t.match(floorLine, /^storage floor: 15000 durable record rewrites\/s \(64 in flight, no HTTP, p50 4\.20 ms, p99 8\.3 ms, 49 µs CPU per write, loop 57% busy\)/);
